@@ -48,10 +48,16 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
     __shared__ float warp_partial[ROWS][32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
 #pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-        const float s = warp_sum_rows(acc[r]);
-        if (lane == 0) warp_partial[r][warp] = s;
+    for (int r = 0; r < ROWS; ++r) acc[r] = warp_sum_rows(acc[r]);  // lane 0: this warp's sums
+    if (warps == 1) {  // a one-warp block (short rows) is done: no shared memory, no barrier
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r)
+            if (lane == 0 && r < rows) C[row0 + r] = acc[r];
+        return;
     }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+        if (lane == 0) warp_partial[r][warp] = acc[r];
     __syncthreads();
     for (int r = warp; r < rows; r += warps) {
         float s = lane < warps ? warp_partial[r][lane] : 0.0f;

@@ -1,0 +1,86 @@
+"""Command line: python -m gemvlab {build, doctor, record, table}."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def cmd_build(args) -> int:
+    from .kernels import READ_CEILING, STAGES, build_stage
+
+    total = 0.0
+    for st in STAGES + (READ_CEILING,):
+        built = build_stage(st)
+        total += built.seconds
+        print(f"{st.number} {st.name}: {'loaded from cache' if built.cached else 'built'} in "
+              f"{built.seconds:.1f} s ({built.arch})")
+        for kernel, r in built.resources.items():
+            sass = built.sass.get(kernel) if built.sass else None
+            loads = ("LDG " + ", ".join(f"{n} x {w}-bit" for w, n in sorted(sass.global_loads.items()))
+                     if sass else "SASS: no disassembler found")
+            spills = f"{r.spill_store_bytes}/{r.spill_load_bytes} B spilled" if r.spills else "no spills"
+            print(f"    {kernel:<22} {r.registers:>3} registers, {r.shared_bytes:>5} B static shared, "
+                  f"{spills}; {loads}")
+    print(f"total {total:.1f} s")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .doctor import main
+
+    return main()
+
+
+def cmd_record(args) -> int:
+    from .record import record
+
+    from .record import HEADLINE, SHAPES
+
+    if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
+        record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),
+               pitfalls=not args.no_pitfalls)
+    else:
+        record(args.out, shapes=SHAPES, headline=HEADLINE, pitfalls=not args.no_pitfalls)
+    return 0
+
+
+def cmd_table(args) -> int:
+    import torch
+
+    from . import results
+    from .table import format_table, json_rows
+
+    if torch.cuda.is_available() and not args.recorded:
+        from .record import live_headline
+
+        doc = live_headline()
+    else:
+        doc = results.load(args.file)
+    if args.json:
+        print(json.dumps(json_rows(doc), indent=1))
+    else:
+        print(format_table(doc))
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gemvlab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="build every stage; print registers, spills and load widths")
+    sub.add_parser("doctor", help="check GPU, driver, toolkit, ninja, architecture; name each fix")
+    rec = sub.add_parser("record", help="measure every stage on this GPU and write a results file")
+    rec.add_argument("--out", default="gemvlab-record.json", help="where to write (default %(default)s)")
+    rec.add_argument("--no-pitfalls", action="store_true", help="skip the pitfall demos")
+    rec.add_argument("--quick", action="store_true", help="small shapes only: check the pipeline works")
+    tab = sub.add_parser("table", help="the stage table: live on a GPU, recorded otherwise")
+    tab.add_argument("--json", action="store_true", help="the headline rows as a JSON list")
+    tab.add_argument("--recorded", action="store_true", help="show the recorded file even on a GPU")
+    tab.add_argument("--file", default=None, help="a results file other than the recorded one")
+    args = parser.parse_args(argv)
+    return {"build": cmd_build, "doctor": cmd_doctor, "record": cmd_record, "table": cmd_table}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""The five stages: what each one is, building it, and launching it after checking its inputs.
+
+    import gemvlab as lab
+    C = lab.gemv(A, B, stage="warp_shuffle", block=256)     # A (M, K), B (K,) or (K, 1), on a GPU
+    report = lab.build_stage("multirow")                      # works without a GPU too
+    report.resources["gemv_multirow<8>"].registers
+
+Each stage is one .cu file in gemvlab/cuda/, numbered in teaching order, with an
+``extern "C"`` launcher of one shared signature. The library is built once per source
+(cached across processes) and its launcher called through ctypes with device pointers, after
+the checks in :mod:`gemvlab.checks` have passed. Block size (and the stage's variant: loads in
+flight, rows per block) are launch arguments, so a slider never rebuilds anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from . import checks, occupancy
+from .build import Built, build
+
+CUDA_DIR = Path(__file__).parent / "cuda"
+
+
+@dataclass(frozen=True)
+class Stage:
+    number: int
+    name: str
+    title: str  # a few words
+    source_file: str
+    launcher: str
+    kernel: str  # the __global__ function; templated ones get <variant>
+    block_rule: str  # "any", "power of two", "multiple of 32"
+    float4: bool  # needs 16-byte alignment and K % 4 == 0
+    default_block: int
+    variant_name: str | None = None  # what the template parameter means
+    variants: tuple = (0,)
+    default_variant: int = 0
+    shared_per_thread: int = 0  # dynamic shared memory bytes per thread, set at launch
+    rows_per_block_is_variant: bool = False
+
+    @property
+    def source_path(self) -> Path:
+        return CUDA_DIR / self.source_file
+
+    def source(self) -> str:
+        return self.source_path.read_text()
+
+    def kernel_name(self, variant: int | None = None) -> str:
+        if self.variant_name is None:
+            return self.kernel
+        return f"{self.kernel}<{self.default_variant if variant is None else variant}>"
+
+    def grid(self, M: int, block: int, variant: int) -> int:
+        if self.name == "naive":
+            return -(-M // block)
+        if self.rows_per_block_is_variant:
+            return -(-M // variant)
+        return M
+
+    def constraints(self) -> list[str]:
+        out = [f"block size: {self.block_rule} (1 to 1024 threads)"]
+        if self.float4:
+            out.append("A and B start 16-byte aligned, and K % 4 == 0 (float4 loads); "
+                       "otherwise gemvlab raises GemvInputError naming the fix (no silent fallback)")
+        if self.variant_name:
+            out.append(f"{self.variant_name} in {list(self.variants)} (compiled in)")
+        if self.name != "naive":
+            out.append("one block per row" if not self.rows_per_block_is_variant else "one block per `rows` rows")
+        return out
+
+    def __str__(self) -> str:
+        return f"stage {self.number}: {self.name} ({self.title})"
+
+
+STAGES = (
+    Stage(1, "naive", "one thread per row", "01_naive.cu", "launch_naive", "gemv_naive",
+          block_rule="any", float4=False, default_block=32),
+    Stage(2, "coalesced", "one block per row, shared-memory tree", "02_coalesced.cu",
+          "launch_coalesced", "gemv_coalesced", block_rule="power of two", float4=False,
+          default_block=256, shared_per_thread=4),
+    Stage(3, "vectorized", "float4 loads of A and B", "03_vectorized.cu", "launch_vectorized",
+          "gemv_vectorized", block_rule="power of two", float4=True, default_block=256,
+          shared_per_thread=4),
+    Stage(4, "warp_shuffle", "float4, warp-shuffle reduction, loads in flight", "04_warp_shuffle.cu",
+          "launch_warp_shuffle", "gemv_warp_shuffle", block_rule="multiple of 32", float4=True,
+          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=4),
+    Stage(5, "multirow", "several rows per block reuse each B load", "05_multirow.cu",
+          "launch_multirow", "gemv_multirow", block_rule="multiple of 32", float4=True,
+          default_block=256, variant_name="rows per block", variants=(1, 2, 4, 8, 16, 32, 64),
+          default_variant=4, rows_per_block_is_variant=True),
+)
+
+#: Not a stage: the float4 read-only pass over A that measures the read ceiling.
+READ_CEILING = Stage(0, "read_ceiling", "float4 read-only pass over A", "read_ceiling.cu",
+                     "launch_read_ceiling", "read_ceiling", block_rule="multiple of 32",
+                     float4=True, default_block=512)
+
+
+def get_stage(stage) -> Stage:
+    """A Stage from itself, its name ('warp_shuffle') or its number (4)."""
+    if isinstance(stage, Stage):
+        return stage
+    for s in STAGES + (READ_CEILING,):
+        if stage in (s.name, s.number, str(s.number)):
+            return s
+    raise checks.GemvInputError(f"no stage {stage!r}: choose one of {[s.name for s in STAGES]} or 1 to 5")
+
+
+_built: dict = {}
+
+
+def build_stage(stage) -> Built:
+    """Compile a stage's .cu file (or load it from the cache); works without a GPU."""
+    st = get_stage(stage)
+    source = st.source()
+    key = (st.name, source)
+    if key not in _built:
+        _built[key] = build(st.name, source)
+    return _built[key]
+
+
+def build_all() -> dict:
+    """Every stage and the read-ceiling kernel, built; name -> Built."""
+    return {s.name: build_stage(s) for s in STAGES + (READ_CEILING,)}
+
+
+def resources(stage, variant: int | None = None):
+    """The ptxas line (registers, shared memory, spills) of a stage's kernel."""
+    st = get_stage(stage)
+    return build_stage(st).resources[st.kernel_name(variant)]
+
+
+def check_fits(st: Stage, block: int, variant: int, limits: occupancy.SMLimits) -> None:
+    """Raise before launching a block that cannot fit on an SM (too many registers or shared memory)."""
+    res = resources(st, variant)
+    shared = res.shared_bytes + st.shared_per_thread * block
+    occ = occupancy.occupancy(res.registers, block, limits, shared)
+    if occ.blocks_per_sm == 0:
+        biggest = occupancy.largest_block(res.registers, limits, st.shared_per_thread, res.shared_bytes)
+        raise checks.GemvInputError(
+            f"{st.kernel_name(variant)} uses {res.registers} registers per thread: a block of {block} "
+            f"threads needs more registers than an SM has ({limits.registers}), so the launch would fail "
+            f"with 'too many resources requested for launch'. Use block <= {biggest}"
+            + (" or fewer rows per block" if st.rows_per_block_is_variant else ""))
+
+
+def check_inputs(A, B, stage, block: int, variant: int, out=None, require_cuda: bool = True) -> tuple[int, int]:
+    """Every check for one launch, in order; returns (M, K). Needs no GPU."""
+    st = get_stage(stage)
+    M, K = checks.check_tensors(A, B, require_cuda)
+    checks.check_block(block, st.block_rule, st.name)
+    if st.variant_name:
+        checks.check_variant(variant, st.variants, st.variant_name, st.name)
+    checks.check_out(out, M, A.device)
+    if M and K:
+        if st.float4:
+            checks.check_alignment(A, B, K)
+        checks.check_grid(st.grid(M, block, variant), st.name)
+    return M, K
+
+
+def _launcher(st: Stage, A, B, C, M: int, K: int, block: int, variant: int):
+    """A zero-argument function that launches the kernel on torch's current stream and raises
+    if the launch itself fails. Inputs must have been checked already."""
+    built = build_stage(st)
+    fn = built.function(st.launcher)
+    with torch.cuda.device(A.device):
+        stream = torch.cuda.current_stream().cuda_stream
+    args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), M, K, block, variant, stream)
+
+    def launch():
+        code = fn(*args)
+        if code:  # the launch check: configuration errors show at once (faults show later)
+            raise RuntimeError(f"launching {st.kernel_name(variant)} failed: {built.error_string(code)} "
+                               f"(CUDA error {code})")
+
+    return launch
+
+
+_limits: dict = {}
+
+
+def prepare(A, B, stage="warp_shuffle", block: int | None = None, variant: int | None = None, out=None):
+    """Check everything once and return (launch, C): calling launch() runs the kernel into C.
+
+    This is what gemv() does; the benchmarks time launch() alone, so Python's checking is not
+    counted as kernel time. M = 0 or K = 0 give a launch() that launches nothing.
+    """
+    st = get_stage(stage)
+    block = st.default_block if block is None else block
+    variant = st.default_variant if variant is None else variant
+    M, K = check_inputs(A, B, st, block, variant, out)
+    C = torch.empty(M, device=A.device, dtype=torch.float32) if out is None else out.view(M)
+    if M == 0:
+        launch = lambda: None  # noqa: E731 - nothing to compute
+    elif K == 0:
+        launch = C.zero_  # an empty sum
+    else:
+        device = A.device.index if A.device.index is not None else torch.cuda.current_device()
+        if device not in _limits:
+            _limits[device] = occupancy.limits_of_device(device)
+        check_fits(st, block, variant, _limits[device])
+        launch = _launcher(st, A, B, C, M, K, block, variant)
+    return launch, (C.view(M, 1) if B.dim() == 2 else C)
+
+
+def gemv(A, B, stage="warp_shuffle", block: int | None = None, variant: int | None = None, out=None):
+    """C = A @ B with one stage's kernel. C has shape (M, 1) when B is (K, 1), else (M,).
+
+    Every input is checked first (gemvlab.checks); a bad one raises GemvInputError naming the
+    fix, before any kernel runs. M = 0 or K = 0 give the right answer without a launch.
+    """
+    launch, C = prepare(A, B, stage, block, variant, out)
+    launch()
+    return C
+
+
+def read_ceiling_launcher(A, block: int = 512, blocks: int | None = None, sink=None):
+    """A launch() for the read-ceiling kernel over all of A (float32, CUDA, contiguous, aligned)."""
+    M, K = checks.check_tensors(A, A.new_empty(A.shape[1]))
+    if A.data_ptr() % 16 or (M * K) % 4:
+        raise checks.GemvInputError("the read-ceiling kernel reads A as float4s: it needs A.data_ptr() "
+                                    "% 16 == 0 and M * K % 4 == 0 (pass A.clone(), or pad it)")
+    blocks = blocks or torch.cuda.get_device_properties(A.device).multi_processor_count * 4
+    sink = sink if sink is not None else torch.empty(1, device=A.device)
+    return _launcher(READ_CEILING, A, A, sink, M, K, block, blocks)
+
+
+def pad_k(A, B):
+    """Copies of A and B with K padded by zeros to a multiple of 4, for the float4 stages.
+
+    Zeros add nothing to a dot product, so the result is unchanged; the price is a copy of A.
+    """
+    M, K = checks.check_tensors(A, B, require_cuda=False)
+    pad = -K % 4
+    A2 = torch.nn.functional.pad(A, (0, pad))
+    B2 = torch.nn.functional.pad(B.reshape(K), (0, pad))
+    return A2, (B2.view(-1, 1) if B.dim() == 2 else B2)

@@ -1,0 +1,153 @@
+"""Plots from a results document (live or recorded); each is labelled with where its numbers come from."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from . import results
+from .bench import bytes_moved
+from .table import stage_table
+
+STAGE_COLOR = {"naive": "#bbbbbb", "coalesced": "#8fb3d9", "vectorized": "#4f8fce",
+               "warp_shuffle": "#1f5fa8", "multirow": "#7a3fa0", "torch.matmul": "#e07b39"}
+
+
+def _ceiling_lines(ax, doc, ceiling_GBps, horizontal=False):
+    peak = doc["machine"].get("datasheet_GBps")
+    line = ax.axhline if horizontal else ax.axvline
+    if ceiling_GBps:
+        line(ceiling_GBps, color="black", ls="--", lw=1.2, label=f"read ceiling, measured ({ceiling_GBps:.0f} GB/s)")
+    if peak:
+        line(peak, color="black", ls=":", lw=1.2, label=f"datasheet peak ({peak} GB/s)")
+
+
+def plot_stages(doc: dict, upto: int | None = None, ax=None):
+    """GB/s of every stage so far at the headline shape, beside torch.matmul, the measured read
+    ceiling and the datasheet peak."""
+    table = stage_table(doc, upto)
+    head = results.headline(doc)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 0.55 * (len(table) + 1) + 1.6))
+    names = [f"{t['number']} {t['stage']}" for t in table]
+    values = [t["GBps"] for t in table]
+    colors = [STAGE_COLOR.get(t["stage"], "#4f8fce") for t in table]
+    if head["torch"]:
+        names.append("torch.matmul (cuBLAS)")
+        values.append(head["torch"]["GBps"])
+        colors.append(STAGE_COLOR["torch.matmul"])
+    y = range(len(names))[::-1]
+    ax.barh(list(y), values, color=colors)
+    for yi, v, t in zip(y, values, table + [head["torch"]] * (len(values) - len(table))):
+        ax.text(v, yi, f" {v:.0f} GB/s, {t['ms']:.3g} ms", va="center", fontsize=8)
+    ax.set_yticks(list(y), names)
+    ceiling = head["ceiling"]
+    _ceiling_lines(ax, doc, ceiling["GBps"] if ceiling else None)
+    peak = doc["machine"].get("datasheet_GBps") or 0
+    ax.set_xlim(0, max(values + [peak, ceiling["GBps"] if ceiling else 0]) * 1.35)
+    ax.set_xlabel("GB/s (bytes moved / median time)")
+    M, K = doc["headline"]["M"], doc["headline"]["K"]
+    ax.set_title(f"GEMV, M = {M}, K = {K} ({bytes_moved(M, K) / 1e9:.2f} GB)\n{results.label(doc)}", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | None = None, ax=None):
+    """GB/s against block size at the headline shape, one line per variant."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    sweep = results.block_sweep(doc, stage)
+    found = sorted({r["variant"] for r in sweep}, key=lambda v: v or 0)
+    for v in (variants or found):
+        pts = [r for r in sweep if r["variant"] == v and r["status"] == "ok"]
+        if not pts:
+            continue
+        label = {None: stage, 0: stage}.get(v, f"{v} {'rows' if stage == 'multirow' else 'loads in flight'}")
+        ax.plot([r["block"] for r in pts], [r["GBps"] for r in pts], "o-", label=label)
+    head = results.headline(doc)
+    _ceiling_lines(ax, doc, head["ceiling"]["GBps"] if head["ceiling"] else None, horizontal=True)
+    if head["torch"]:
+        ax.axhline(head["torch"]["GBps"], color=STAGE_COLOR["torch.matmul"], lw=1.2,
+                   label=f"torch.matmul ({head['torch']['GBps']:.0f} GB/s)")
+    if mark_block:
+        ax.axvline(mark_block, color="red", alpha=0.4, lw=6)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([32, 64, 128, 256, 512, 1024], ["32", "64", "128", "256", "512", "1024"])
+    ax.set_xlabel("threads per block")
+    ax.set_ylabel("GB/s")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{stage}: block size sweep, M = {doc['headline']['M']}, K = {doc['headline']['K']}\n"
+                 f"{results.label(doc)}", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_shapes(doc: dict, stages=("coalesced", "warp_shuffle", "multirow"), ax=None):
+    """Fraction of the read ceiling each stage (at its best block) and torch.matmul reach, per shape."""
+    import numpy as np
+
+    shapes = results.shapes(doc)
+    names = list(stages) + ["torch.matmul"]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 4.2))
+    width = 0.8 / len(names)
+    x = np.arange(len(shapes))
+    for i, name in enumerate(names):
+        vals = []
+        for M, K in shapes:
+            s = results.shape_summary(doc, M, K)
+            r = s["torch"] if name == "torch.matmul" else s["stages"].get(name)
+            ok = r is not None and r["status"] == "ok" and s["ceiling"]
+            vals.append(s["ceiling"]["ms"] / r["ms"] if ok else 0)
+        ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name,
+               color=STAGE_COLOR.get(name))
+    ax.axhline(1.0, color="black", ls="--", lw=1, label="read ceiling")
+    ax.set_xticks(x, [f"{M}\nx {K}" for M, K in shapes], fontsize=7)
+    ax.set_ylabel("read-ceiling ms / ms")
+    ax.set_xlabel("M x K (0 = not supported or not timed)")
+    ax.set_title(f"Every shape of the sweep: how close to the read ceiling\n{results.label(doc)}", fontsize=10)
+    ax.legend(fontsize=8, ncol=len(names) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def warp_sectors(pattern: str, K: int = 1048576, lanes: int = 32) -> dict:
+    """The 32-byte sectors one warp's load instruction touches, for a row-per-thread ('naive'),
+    row-per-block ('coalesced') or float4 ('float4') read of A. Returns addresses, sectors and
+    the fraction of fetched bytes that are used."""
+    if pattern == "naive":
+        addrs, size = [lane * K * 4 for lane in range(lanes)], 4  # lane l reads row l, column k
+    elif pattern == "coalesced":
+        addrs, size = [lane * 4 for lane in range(lanes)], 4  # lane l reads column k + l of one row
+    elif pattern == "float4":
+        addrs, size = [lane * 16 for lane in range(lanes)], 16
+    else:
+        raise ValueError("pattern is 'naive', 'coalesced' or 'float4'")
+    sectors = sorted({a // 32 for a in addrs})
+    return {"pattern": pattern, "addresses": addrs, "bytes_per_lane": size, "sectors": sectors,
+            "bytes_used": lanes * size, "bytes_fetched": 32 * len(sectors),
+            "efficiency": lanes * size / (32 * len(sectors))}
+
+
+def plot_warp_sectors(K: int = 1048576):
+    """One warp-wide load, naive against coalesced: each box a 32-byte sector, filled where used."""
+    fig, axes = plt.subplots(2, 1, figsize=(10, 3.8))
+    for ax, pattern in zip(axes, ("naive", "coalesced")):
+        w = warp_sectors(pattern, K)
+        n = len(w["sectors"])
+        for i, sector in enumerate(w["sectors"]):
+            used = [a for a in w["addresses"] if a // 32 == sector]
+            ax.add_patch(plt.Rectangle((i, 0), 0.92, 1, fill=False, lw=1))
+            for a in used:
+                off = (a - sector * 32) / 32
+                ax.add_patch(plt.Rectangle((i + off * 0.92, 0), w["bytes_per_lane"] / 32 * 0.92, 1,
+                                           color="#1f5fa8"))
+        ax.set_xlim(-0.2, max(n, 32) + 0.2)
+        ax.set_ylim(-0.1, 1.1)
+        ax.axis("off")
+        where = "32 lanes read 32 rows, K floats apart" if pattern == "naive" else "32 lanes read 32 neighbouring floats"
+        ax.set_title(f"{pattern}: {where}: {n} sectors fetched ({w['bytes_fetched']} B) for "
+                     f"{w['bytes_used']} B used = {w['efficiency']:.1%}", fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,292 @@
+"""Measuring every stage on this GPU and writing it down: ``python -m gemvlab record``.
+
+The record has three studies (see gemvlab.results for the schema):
+  block_sweep  every stage at the headline shape, at every block size 32..1024 (powers of two)
+               and every compiled variant (loads in flight, rows per block);
+  headline     each stage's best configuration from the sweep, timed again one after another
+               beside torch.matmul and the read ceiling: the stage table;
+  shapes       the ten shapes of the reference sweep, every stage that supports them at each
+               block size, with torch.matmul and the read ceiling per shape.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import platform
+import sys
+import time
+
+import torch
+
+from . import bench, occupancy, results, toolchain
+from .checks import GemvInputError
+from .kernels import STAGES, build_all, gemv, get_stage
+
+HEADLINE = (2048, 1048576)
+#: The reference sweep (../shared/reference/README.md): few long rows to many short ones.
+SHAPES = ((16, 16777216), (128, 2097152), (1024, 262144), (2048, 1048576), (16384, 16384),
+          (262144, 1024), (2097152, 128), (4096, 4099), (1, 67108864), (8192, 8192))
+BLOCKS = (32, 64, 128, 256, 512, 1024)
+#: Variants swept: all compiled loads-in-flight; rows per block up to 32 at the headline shape
+#: (64 exists to show spills), 2 to 16 on the other shapes.
+HEADLINE_VARIANTS = {"warp_shuffle": (1, 2, 4, 8), "multirow": (1, 2, 4, 8, 16, 32)}
+SHAPE_VARIANTS = {"warp_shuffle": (4,), "multirow": (2, 4, 8, 16)}
+#: The naive stage runs one thread per row; where one launch takes longer than this, it is
+#: not timed (20 launches would take minutes) and the row says how long one would take.
+NAIVE_LIMIT_S = 1.0
+
+SWEEP_TIMING = dict(warmup_ms=10, rep_ms=60)
+HEADLINE_TIMING = dict(warmup_ms=50, rep_ms=300)
+
+
+def say(*args):
+    print(*args, flush=True)
+
+
+def machine_info() -> dict:
+    import subprocess
+
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30).stdout.split()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        driver = "unknown"
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = None
+    return {
+        "gpu": p.name, "sm_count": p.multi_processor_count, "l2_bytes": p.L2_cache_size,
+        "memory_bytes": p.total_memory, "compute_capability": f"{p.major}.{p.minor}", "driver": driver,
+        "torch": torch.__version__, "cuda": torch.version.cuda, "nvcc": toolchain.nvcc_version(),
+        "triton": triton_version, "python": platform.python_version(),
+        "datasheet_GBps": results.DATASHEET_GBPS.get(p.name),
+        "sm_limits": occupancy.limits_of_device().as_dict(),
+    }
+
+
+def new_doc(source: str) -> dict:
+    return {
+        "schema": results.SCHEMA, "source": source,
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "seconds": None,
+        "machine": machine_info(),
+        "timer": {"name": "triton.testing.do_bench", "statistic": "median",
+                  "min_launches": bench.MIN_LAUNCHES, "l2_flushed": True},
+        "headline": {"M": HEADLINE[0], "K": HEADLINE[1]}, "runs": [], "resources": {}, "sass": None,
+    }
+
+
+def row(study, kind, stage, M, K, status="ok", note="", measured: dict | None = None, **fields) -> dict:
+    """A row with every key of the schema: the identity given here, the numbers from `measured`
+    (a bench.measure_* result) and any other `fields` (block, variant)."""
+    out = {k: None for k in results.ROW_KEYS}
+    out.update({k: v for k, v in {**(measured or {}), **fields}.items() if k in results.ROW_KEYS})
+    number = get_stage(stage).number if kind == "stage" else None
+    out.update(study=study, kind=kind, stage=stage, number=number, M=M, K=K,
+               status=(measured or {}).get("status", status), note=note)
+    return out
+
+
+def measure(study, stage, A, B, ref, block, variant, **timing) -> dict:
+    """One stage configuration as a row: measured, or the reason it cannot run here."""
+    st = get_stage(stage)
+    M, K = A.shape
+    var = variant if st.variant_name else None
+    try:
+        m = bench.measure_stage(st, A, B, block, variant, ref, **timing)
+    except GemvInputError as e:
+        status = "does not fit" if "registers" in str(e) else "unsupported"
+        return row(study, "stage", st.name, M, K, status, str(e), block=block, variant=var)
+    note = "" if m["n"] >= bench.MIN_LAUNCHES else f"only {m['n']} launches: each takes {m['ms']:.0f} ms"
+    return row(study, "stage", st.name, M, K, note=note, measured=m)
+
+
+def measure_peers(study, A, B, ref, **timing) -> list[dict]:
+    M, K = A.shape
+    out = [row(study, "torch_matmul", "torch.matmul", M, K, measured=bench.measure_torch(A, B, ref, **timing))]
+    if (M * K) % 4 == 0:
+        c = bench.measure_read_ceiling(A, **timing)
+        out.append(row(study, "read_ceiling", "read ceiling", M, K,
+                       note=f"best of {len(bench.CEILING_CONFIGS)} grids: block {c['block']}, "
+                            f"{c['variant']} blocks", measured={**c, "variant": None}))
+    return out
+
+
+def naive_blocks(M: int, blocks=BLOCKS) -> list[int]:
+    """Block sizes that give different launches of the naive kernel: once one block covers
+    all M rows, larger blocks only add idle threads."""
+    out = []
+    for b in blocks:
+        out.append(b)
+        if b >= M:
+            break
+    return out
+
+
+def naive_launch_seconds(A, B, block) -> float:
+    """How long one naive launch on A would take, timed on the first 1/16 of K and scaled
+    (one thread per row walks its row serially, so the time is proportional to K)."""
+    M, K = A.shape
+    k = max(1024, K // 16)
+    a, b = A[:, :k].contiguous(), B[:k].contiguous()
+    gemv(a, b, "naive", block)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    gemv(a, b, "naive", block)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) * K / k
+
+
+def sweep(study, A, B, ref, variants: dict, blocks=BLOCKS, **timing) -> list[dict]:
+    M, K = A.shape
+    out = []
+    for st in STAGES:
+        if st.name == "naive":
+            for block in naive_blocks(M, blocks):
+                secs = naive_launch_seconds(A, B, block)
+                if secs > NAIVE_LIMIT_S:
+                    out.append(row(study, "stage", "naive", M, K, "skipped",
+                                   f"one launch would take about {secs:.1f} s (timed on K/16 and scaled); "
+                                   f"not timed", block=block))
+                else:
+                    out.append(measure(study, st, A, B, ref, block, 0, budget_s=30, **timing))
+                say(_line(out[-1]))
+            continue
+        for variant in variants.get(st.name, (st.default_variant,)):
+            for block in blocks:
+                out.append(measure(study, st, A, B, ref, block, variant, **timing))
+                say(_line(out[-1]))
+    return out
+
+
+def _line(r: dict) -> str:
+    what = f"{r['stage']:<13} M={r['M']:<8} K={r['K']:<9} block={r['block']} variant={r['variant']}"
+    if r["status"] != "ok":
+        return f"  {what}: {r['status']}"
+    return f"  {what}: {r['ms']:.4f} ms, {r['GBps']:.0f} GB/s, err {r['rel_err']:.1e}, n={r['n']}"
+
+
+def best_configs(sweep_rows: list[dict]) -> dict:
+    """stage -> (block, variant) of its fastest ok row."""
+    out = {}
+    for st in STAGES:
+        b = results.best([r for r in sweep_rows if r["stage"] == st.name])
+        if b:
+            out[st.name] = (b["block"], b["variant"] or 0)
+    return out
+
+
+def headline_study(A, B, ref, configs: dict, **timing) -> list[dict]:
+    """The stage table: each stage at its configuration, then torch.matmul and the ceiling,
+    timed one after another on the same inputs."""
+    out = []
+    for st in STAGES:
+        if st.name in configs:
+            block, variant = configs[st.name]
+            out.append(measure("headline", st, A, B, ref, block, variant, budget_s=30, **timing))
+            say(_line(out[-1]))
+    out += measure_peers("headline", A, B, ref, **timing)
+    for r in out[-2:]:
+        say(_line(r))
+    return out
+
+
+def build_reports(doc: dict) -> None:
+    for name, built in build_all().items():
+        doc["resources"][name] = {k: {f: getattr(v, f) for f in ("registers", "shared_bytes",
+                                  "stack_bytes", "spill_store_bytes", "spill_load_bytes")}
+                                  for k, v in built.resources.items()}
+        if built.sass is not None:
+            doc["sass"] = doc["sass"] or {}
+            doc["sass"][name] = {k: {"global_loads": {str(w): n for w, n in v.global_loads.items()},
+                                     "local_loads": v.local_loads, "local_stores": v.local_stores,
+                                     "shuffles": v.shuffles, "barriers": v.barriers}
+                                 for k, v in built.sass.items()}
+
+
+def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dict:
+    """Run every study on this GPU and save the document to `path` (and, as each study ends,
+    to `path`.partial, so that an interrupted run keeps what it measured)."""
+    if not torch.cuda.is_available():
+        raise SystemExit("gemvlab record needs a CUDA GPU; on this machine `python -m gemvlab table` "
+                         "shows the recorded results instead")
+    start = time.time()
+    doc = new_doc("recorded")
+    doc["headline"] = {"M": headline[0], "K": headline[1]}
+    partial = f"{path}.partial"
+    say(f"gemvlab record on {doc['machine']['gpu']}, {doc['date']}")
+    build_reports(doc)
+    M, K = headline
+    A, B = bench.random_inputs(M, K)
+    ref = bench.reference(A, B)
+    say(f"headline shape M={M} K={K}: block sweep")
+    swept = sweep("block_sweep", A, B, ref, HEADLINE_VARIANTS, **SWEEP_TIMING)
+    doc["runs"] += swept
+    results.save(doc, partial)
+    say("headline: best configurations, torch.matmul and the read ceiling, in one pass")
+    head = headline_study(A, B, ref, best_configs(swept), **HEADLINE_TIMING)
+    doc["runs"] += head
+    results.save(doc, partial)
+    del A, B, ref
+    torch.cuda.empty_cache()
+    for M, K in shapes:
+        say(f"shape M={M} K={K}")
+        if (M, K) == tuple(headline):  # measured above, in this run: the same rows, not again
+            note = "the headline shape: copied from this run's block sweep"
+            doc["runs"] += [dict(r, study="shapes", note=r["note"] or note) for r in swept
+                            if r["variant"] in SHAPE_VARIANTS.get(r["stage"], (r["variant"],))]
+            doc["runs"] += [dict(r, study="shapes") for r in head if r["kind"] != "stage"]
+            continue
+        A, B = bench.random_inputs(M, K)
+        ref = bench.reference(A, B)
+        doc["runs"] += measure_peers("shapes", A, B, ref, **SWEEP_TIMING)
+        doc["runs"] += sweep("shapes", A, B, ref, SHAPE_VARIANTS, **SWEEP_TIMING)
+        results.save(doc, partial)
+        del A, B, ref
+        torch.cuda.empty_cache()
+    if pitfalls:
+        from . import pitfalls as pf
+
+        say("pitfalls, each in a child process")
+        doc["pitfalls"] = pf.run_all()
+    doc["seconds"] = round(time.time() - start, 1)
+    results.save(doc, path)
+    say(f"wrote {path} ({doc['seconds']} s)")
+    return doc
+
+
+def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, configs: dict | None = None,
+                  **timing) -> dict:
+    """A live results document with only the headline study, for stages 1..upto: each stage at
+    its best configuration from the recorded file when that came from this GPU, else at the
+    stage's default. Used by the notebooks and `gemvlab table` on a GPU."""
+    doc = new_doc("live")
+    M, K = bench.fit_shape(*(HEADLINE if M is None else (M, K)))
+    doc["headline"] = {"M": M, "K": K}
+    configs = dict(configs or {})
+    try:
+        recorded = results.load()
+    except (OSError, results.SchemaError):
+        recorded = None
+    for st in STAGES[:upto]:
+        if st.name in configs:
+            continue
+        if recorded and recorded["machine"]["gpu"] == doc["machine"]["gpu"]:
+            r = next((r for r in results.headline(recorded)["stages"] if r["stage"] == st.name), None)
+            if r:
+                configs[st.name] = (r["block"], r["variant"] or 0)
+                continue
+        configs[st.name] = (st.default_block, st.default_variant)
+    A, B = bench.random_inputs(M, K)
+    ref = bench.reference(A, B)
+    doc["runs"] = headline_study(A, B, ref, {k: v for k, v in configs.items()
+                                             if get_stage(k).number <= upto}, **(timing or HEADLINE_TIMING))
+    return doc
+
+
+if __name__ == "__main__":
+    json.dump(record(sys.argv[1] if len(sys.argv) > 1 else "record.json"), sys.stdout)
