@@ -42,7 +42,7 @@ DEMOS = {
 
 # ---- the parent side ------------------------------------------------------------------------
 
-def run(demo: str, timeout: float = 240) -> dict:
+def run(demo: str, timeout: float = 90) -> dict:
     """Run one demo in a child process; returns {'demo', 'events', 'returncode', 'seconds', ...}."""
     if demo not in DEMOS:
         raise ValueError(f"no demo {demo!r}; choose one of {sorted(DEMOS)}")
