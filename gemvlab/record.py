@@ -167,7 +167,8 @@ def _line(r: dict) -> str:
     what = f"{r['stage']:<13} M={r['M']:<8} K={r['K']:<9} block={r['block']} variant={r['variant']}"
     if r["status"] != "ok":
         return f"  {what}: {r['status']}"
-    return f"  {what}: {r['ms']:.4f} ms, {r['GBps']:.0f} GB/s, err {r['rel_err']:.1e}, n={r['n']}"
+    err = "" if r["rel_err"] is None else f", err {r['rel_err']:.1e}"
+    return f"  {what}: {r['ms']:.4f} ms, {r['GBps']:.0f} GB/s{err}, n={r['n']}"
 
 
 def best_configs(sweep_rows: list[dict]) -> dict:

@@ -107,9 +107,9 @@ def test_64bit_offsets_past_2_31_elements(gpu):
         out = torch.full((M,), float("nan"), device="cuda")
         C = lab.gemv(A, B, st, block, out=out)
         torch.cuda.synchronize()
-        assert relative_error(C, ref) < 1e-4, st.name  # the naive serial sum over 2^20 terms: ~1e-4
+        assert relative_error(C, ref) < tolerance(st.name, K), st.name
         last = abs(C[-1].item() - ref[-1].item()) / ref[-1].item()
-        assert last < 1e-4, f"{st.name}: the last row (offset past 2^31) is wrong"
+        assert last < tolerance(st.name, K), f"{st.name}: the last row (offset past 2^31) is wrong"
 
 
 def test_read_ceiling_and_peers_measure(gpu):
