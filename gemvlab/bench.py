@@ -102,40 +102,60 @@ def _one_launch_ms(fn) -> float:
     return start.elapsed_time(end)
 
 
-def time_launches(fn, warmup_ms: float = 25, rep_ms: float = 100, min_launches: int = MIN_LAUNCHES,
-                  budget_s: float = 60.0) -> Timing:
-    """Median and spread of at least `min_launches` event-timed launches of fn.
+def time_round_robin(fns: dict, rounds: int = 1, warmup_ms: float = 25, rep_ms: float = 100,
+                     min_launches: int = MIN_LAUNCHES, budget_s: float = 60.0) -> dict:
+    """name -> Timing for each zero-argument launch function in `fns`, timed in `rounds` rounds
+    that visit every function in turn, so that slow drift of the GPU (clocks, temperature)
+    falls on all of them alike. Each gets at least `min_launches` timed launches in all.
 
-    Uses triton.testing.do_bench (L2 flushed between launches) when triton is installed, else
-    torch.utils.benchmark. `budget_s` bounds the total for very slow kernels: then fewer
-    launches are timed (at least 3) and `n` says how many.
+    Uses triton.testing.do_bench (CUDA events; L2 flushed before every launch) when triton is
+    installed, else torch.utils.benchmark. `budget_s` bounds very slow kernels: then fewer
+    launches are timed (at least 3) and Timing.n says how many.
     """
-    fn()
-    torch.cuda.synchronize()
-    est = max(_one_launch_ms(fn), 1e-3)
-    wanted = min_launches
-    if est * min_launches > budget_s * 1e3:
-        wanted = max(3, int(budget_s * 1e3 / est))
     try:
         from triton.testing import do_bench
     except ImportError:
         do_bench = None
-    times: list[float] = []
-    if do_bench is not None:
-        timer = "triton.testing.do_bench"
-        while len(times) < wanted:
-            rep = max(rep_ms, (wanted - len(times) + 0.5) * est)
-            times += list(do_bench(fn, warmup=max(warmup_ms, est), rep=rep, return_mode="all"))
-    else:
-        from torch.utils import benchmark
+    est, wanted = {}, {}
+    for name, fn in fns.items():
+        fn()
+        torch.cuda.synchronize()
+        est[name] = max(_one_launch_ms(fn), 1e-3)
+        wanted[name] = min_launches if est[name] * min_launches <= budget_s * 1e3 else \
+            max(3, int(budget_s * 1e3 / est[name]))
+    times = {name: [] for name in fns}
+    for r in range(rounds):
+        for name, fn in fns.items():
+            goal = -(-wanted[name] * (r + 1) // rounds)  # spread the launches over the rounds
+            while len(times[name]) < goal:
+                need = goal - len(times[name])
+                if do_bench is not None:
+                    rep = max(rep_ms / rounds, (need + 0.5) * est[name])
+                    times[name] += list(do_bench(fn, warmup=max(warmup_ms / rounds, est[name]), rep=rep,
+                                                 return_mode="all"))
+                else:
+                    from torch.utils import benchmark
 
-        timer = "torch.utils.benchmark"
-        while len(times) < wanted:
-            m = benchmark.Timer(stmt="fn(); torch.cuda.synchronize()", globals={"fn": fn, "torch": torch}) \
-                .timeit(max(1, wanted - len(times)))
-            times += [t * 1e3 for t in m.raw_times]
-    q25, q75 = _quartiles(times)
-    return Timing(statistics.median(times), min(times), max(times), q25, q75, len(times), timer)
+                    m = benchmark.Timer(stmt="fn(); torch.cuda.synchronize()",
+                                        globals={"fn": fn, "torch": torch}).timeit(need)
+                    times[name] += [t * 1e3 for t in m.raw_times]
+    timer = "triton.testing.do_bench" if do_bench is not None else "torch.utils.benchmark"
+    out = {}
+    for name, t in times.items():
+        q25, q75 = _quartiles(t)
+        out[name] = Timing(statistics.median(t), min(t), max(t), q25, q75, len(t), timer)
+    return out
+
+
+def time_launches(fn, **timing) -> Timing:
+    """Median and spread of at least 20 event-timed launches of fn (see time_round_robin)."""
+    return time_round_robin({"fn": fn}, **timing)["fn"]
+
+
+def _stage_row(st, M, K, block, variant, t: Timing, err) -> dict:
+    return dict(kind="stage", stage=st.name, number=st.number, M=M, K=K, block=block,
+                variant=variant if st.variant_name else None, **t.as_dict(),
+                GBps=gbps(bytes_moved(M, K), t.ms), rel_err=err, status="ok")
 
 
 def measure_stage(stage, A, B, block=None, variant=None, ref=None, **timing) -> dict:
@@ -146,10 +166,12 @@ def measure_stage(stage, A, B, block=None, variant=None, ref=None, **timing) -> 
     M, K = A.shape
     err = check(st, A, B, block, variant, ref)
     launch, _ = prepare(A, B, st, block, variant)  # checks once; times the launches alone
-    t = time_launches(launch, **timing)
-    return dict(kind="stage", stage=st.name, number=st.number, M=M, K=K, block=block,
-                variant=variant if st.variant_name else None, **t.as_dict(),
-                GBps=gbps(bytes_moved(M, K), t.ms), rel_err=err, status="ok")
+    return _stage_row(st, M, K, block, variant, time_launches(launch, **timing), err)
+
+
+def _torch_row(M, K, t: Timing, err) -> dict:
+    return dict(kind="torch_matmul", stage="torch.matmul", number=None, M=M, K=K, block=None,
+                variant=None, **t.as_dict(), GBps=gbps(bytes_moved(M, K), t.ms), rel_err=err, status="ok")
 
 
 def measure_torch(A, B, ref=None, **timing) -> dict:
@@ -157,29 +179,61 @@ def measure_torch(A, B, ref=None, **timing) -> dict:
     M, K = A.shape
     ref = reference(A, B) if ref is None else ref
     err = relative_error(torch.matmul(A, B), ref)
-    t = time_launches(lambda: torch.matmul(A, B), **timing)
-    return dict(kind="torch_matmul", stage="torch.matmul", number=None, M=M, K=K, block=None,
-                variant=None, **t.as_dict(), GBps=gbps(bytes_moved(M, K), t.ms), rel_err=err,
-                status="ok")
+    return _torch_row(M, K, time_launches(lambda: torch.matmul(A, B), **timing), err)
 
 
 #: (threads per block, blocks per SM) tried for the read ceiling; the fastest is the ceiling.
 CEILING_CONFIGS = ((512, 2), (512, 4), (256, 8), (1024, 2))
 
 
+def _ceiling_row(M, K, t: Timing, block, grid) -> dict:
+    return dict(kind="read_ceiling", stage="read ceiling", number=None, M=M, K=K, block=block,
+                variant=grid, **t.as_dict(), GBps=gbps(4 * M * K, t.ms), rel_err=None, status="ok")
+
+
 def measure_read_ceiling(A, **timing) -> dict:
-    """The fastest float4 read-only pass over A, over a few grid shapes. GB/s counts A's bytes."""
+    """The fastest float4 read-only pass over A, over a few grid shapes. GB/s counts A's bytes.
+    (`variant` holds the grid size in blocks.)"""
     M, K = A.shape
     sms = torch.cuda.get_device_properties(A.device).multi_processor_count
     sink = torch.empty(1, device=A.device)
-    best = None
-    for block, per_sm in CEILING_CONFIGS:
-        t = time_launches(read_ceiling_launcher(A, block, sms * per_sm, sink), **timing)
-        if best is None or t.ms < best[0].ms:
-            best = (t, block, sms * per_sm)
-    t, block, grid = best
-    return dict(kind="read_ceiling", stage="read ceiling", number=None, M=M, K=K, block=block,
-                variant=grid, **t.as_dict(), GBps=gbps(4 * M * K, t.ms), rel_err=None, status="ok")
+    fns = {(block, sms * per_sm): read_ceiling_launcher(A, block, sms * per_sm, sink)
+           for block, per_sm in CEILING_CONFIGS}
+    timed = time_round_robin(fns, **timing)
+    (block, grid), t = min(timed.items(), key=lambda kv: kv[1].ms)
+    return _ceiling_row(M, K, t, block, grid)
+
+
+def compare(A, B, configs: list, ref=None, rounds: int = 5, peers: bool = True, **timing) -> list[dict]:
+    """Stages at the given (stage, block, variant) configurations, and with `peers` torch.matmul
+    and the read ceiling, checked against float64 and then timed round-robin in `rounds` rounds:
+    the fair way to rank versions whose times differ by a percent or two."""
+    M, K = A.shape
+    ref = reference(A, B) if ref is None else ref
+    fns, rows = {}, {}
+    for stage, block, variant in configs:
+        st = get_stage(stage)
+        err = check(st, A, B, block, variant, ref)
+        fns[st.name], _ = prepare(A, B, st, block, variant)
+        rows[st.name] = (st, block, variant, err)
+    if peers:
+        fns["torch.matmul"] = lambda: torch.matmul(A, B)
+        rows["torch.matmul"] = relative_error(torch.matmul(A, B), ref)
+        if (M * K) % 4 == 0:
+            pick = measure_read_ceiling(A, warmup_ms=5, rep_ms=20)  # which grid reads fastest
+            fns["read ceiling"] = read_ceiling_launcher(A, pick["block"], pick["variant"])
+            rows["read ceiling"] = (pick["block"], pick["variant"])
+    timed = time_round_robin(fns, rounds=rounds, **timing)
+    out = []
+    for name, t in timed.items():
+        if name == "torch.matmul":
+            out.append(_torch_row(M, K, t, rows[name]))
+        elif name == "read ceiling":
+            out.append(_ceiling_row(M, K, t, *rows[name]))
+        else:
+            st, block, variant, err = rows[name]
+            out.append(_stage_row(st, M, K, block, variant, t, err))
+    return out
 
 
 def fit_shape(M: int, K: int, device=None, fraction: float = 0.4) -> tuple[int, int]:

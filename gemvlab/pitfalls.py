@@ -35,6 +35,7 @@ DEMOS = {
     "smem_too_small": "a shared array sized for 256 threads, launched with 256 and then 1024",
     "not_power_of_two": "stage 2's tree launched with 384 and 96 threads (not powers of two)",
     "missing_sync": "stage 2's tree without __syncthreads(), run several times on the same inputs",
+    "racecheck": "that tree under compute-sanitizer --tool racecheck, which names the hazard",
     "int32_offsets": "row * K in 32-bit int, at M = 2048 and at M = 2049 rows of K = 2^20",
     "too_many_registers": "multirow<32> (168 registers per thread) launched with 1024 threads",
 }
@@ -51,12 +52,15 @@ def run(demo: str, timeout: float = 90) -> dict:
     if demo == "launch_blocking":
         env["CUDA_LAUNCH_BLOCKING"] = "1"
         cmd[-1] = "sticky_error"
-    if demo == "sanitizer":
+    if demo in ("sanitizer", "racecheck"):
         tool = toolchain.find_tool("compute-sanitizer")
         if not tool:
             return {"demo": demo, "events": [], "returncode": None, "seconds": 0.0,
                     "note": "compute-sanitizer not found (it ships with the CUDA toolkit)"}
-        cmd = [tool, "--tool", "memcheck", "--show-backtrace", "no", *cmd[:-1], "sticky_error"]
+        if demo == "sanitizer":
+            cmd = [tool, "--tool", "memcheck", "--show-backtrace", "no", *cmd[:-1], "sticky_error"]
+        else:
+            cmd = [tool, "--tool", "racecheck", "--show-backtrace", "no", *cmd[:-1], "missing_sync_small"]
     env["PYTHONPATH"] = str(Path(__file__).parent.parent) + os.pathsep + env.get("PYTHONPATH", "")
     start = time.time()
     try:
@@ -66,7 +70,7 @@ def run(demo: str, timeout: float = 90) -> dict:
         out, code = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
     events = [json.loads(line[6:]) for line in out.splitlines() if line.startswith("EVENT ")]
     result = {"demo": demo, "events": events, "returncode": code, "seconds": round(time.time() - start, 1)}
-    if demo == "sanitizer":
+    if demo in ("sanitizer", "racecheck"):
         result["sanitizer"] = [ln for ln in out.splitlines() if ln.startswith("=========")][:14]
     if not events:
         result["output_tail"] = out[-2000:]
@@ -182,9 +186,9 @@ def child(demo: str) -> None:
     elif demo == "sticky_error":
         launch = _launcher("naive", "launch_naive")
         A, B, C = torch.rand(64, 4096, device="cuda"), torch.rand(4096, device="cuda"), torch.zeros(64, device="cuda")
-        M_claimed = 1 << 26
+        M_claimed = 1 << 16
         _event("inputs", True, f"A has 64 rows of 4096 floats; the kernel is told M = {M_claimed}, so it "
-                               f"reads up to {M_claimed * 4096 * 4 / 2**40:.0f} TiB past A")
+                               f"reads up to {M_claimed * 4096 * 4 / 2**30:.0f} GiB past A")
         _try("launch (cudaGetLastError right after it)", lambda: launch(A, B, C, M_claimed, 4096, 256),
              lambda v: "no error: the launch was queued; the kernel has not run yet")
         _event("host code after the launch", True, "ran on: launches are asynchronous")
@@ -224,17 +228,17 @@ def child(demo: str) -> None:
             torch.cuda.synchronize()
             err = _rel_err(C, A, B)
             _event(f"block {block}", err < 1e-5, f"relative error {err:.1e}")
-    elif demo == "missing_sync":
+    elif demo in ("missing_sync", "missing_sync_small"):
         launch = _launcher("tree_without_syncthreads.cu", "launch_tree_no_sync")
-        M, K = 2048, 16384
+        M, K, runs = (2048, 16384, 5) if demo == "missing_sync" else (8, 4096, 1)  # small: under racecheck
         A, B = torch.rand(M, K, device="cuda"), torch.rand(K, device="cuda")
         errs = []
-        for _ in range(5):
+        for _ in range(runs):
             C = torch.full((M,), float("nan"), device="cuda")
             launch(A, B, C, M, K, 512)
             torch.cuda.synchronize()
             errs.append(_rel_err(C, A, B))
-        _event("5 runs, same inputs, 512 threads", all(e < 1e-5 for e in errs),
+        _event(f"{runs} run(s), same inputs, {M} rows, 512 threads", all(e < 1e-5 for e in errs),
                "relative errors " + ", ".join(f"{e:.1e}" for e in errs))
     elif demo == "int32_offsets":
         launch = _launcher("int32_offsets.cu", "launch_int32_offsets")

@@ -1,12 +1,14 @@
 """Measuring every stage on this GPU and writing it down: ``python -m gemvlab record``.
 
-The record has three studies (see gemvlab.results for the schema):
+The record has four studies (see gemvlab.results for the schema):
   block_sweep  every stage at the headline shape, at every block size 32..1024 (powers of two)
                and every compiled variant (loads in flight, rows per block);
-  headline     each stage's best configuration from the sweep, timed again one after another
-               beside torch.matmul and the read ceiling: the stage table;
+  headline     each stage's best configuration from the sweep, timed again round-robin beside
+               torch.matmul and the read ceiling: the stage table;
   shapes       the ten shapes of the reference sweep, every stage that supports them at each
-               block size, with torch.matmul and the read ceiling per shape.
+               block size;
+  shape_best   per shape, each stage's best configuration re-timed round-robin beside
+               torch.matmul and the read ceiling.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ SHAPE_VARIANTS = {"warp_shuffle": (4,), "multirow": (2, 4, 8, 16)}
 NAIVE_LIMIT_S = 1.0
 
 SWEEP_TIMING = dict(warmup_ms=10, rep_ms=60)
-HEADLINE_TIMING = dict(warmup_ms=50, rep_ms=300)
+HEADLINE_TIMING = dict(warmup_ms=50, rep_ms=400)
+HEADLINE_ROUNDS = 5  # the stage table: every version visited in turn, 5 times
+SHAPE_ROUNDS = 3
 
 
 def say(*args):
@@ -101,18 +105,27 @@ def measure(study, stage, A, B, ref, block, variant, **timing) -> dict:
     except GemvInputError as e:
         status = "does not fit" if "registers" in str(e) else "unsupported"
         return row(study, "stage", st.name, M, K, status, str(e), block=block, variant=var)
-    note = "" if m["n"] >= bench.MIN_LAUNCHES else f"only {m['n']} launches: each takes {m['ms']:.0f} ms"
-    return row(study, "stage", st.name, M, K, note=note, measured=m)
+    return as_row(study, m)
 
 
-def measure_peers(study, A, B, ref, **timing) -> list[dict]:
-    M, K = A.shape
-    out = [row(study, "torch_matmul", "torch.matmul", M, K, measured=bench.measure_torch(A, B, ref, **timing))]
-    if (M * K) % 4 == 0:
-        c = bench.measure_read_ceiling(A, **timing)
-        out.append(row(study, "read_ceiling", "read ceiling", M, K,
-                       note=f"best of {len(bench.CEILING_CONFIGS)} grids: block {c['block']}, "
-                            f"{c['variant']} blocks", measured={**c, "variant": None}))
+def as_row(study: str, m: dict) -> dict:
+    """A bench measurement as a schema row (the read ceiling's grid goes into the note)."""
+    note = ""
+    if m["kind"] == "read_ceiling":
+        note = f"the fastest of {len(bench.CEILING_CONFIGS)} grids: block {m['block']}, {m['variant']} blocks"
+        m = {**m, "variant": None}
+    elif m["n"] < bench.MIN_LAUNCHES:
+        note = f"only {m['n']} launches: each takes {m['ms']:.0f} ms"
+    return row(study, m["kind"], m["stage"], m["M"], m["K"], note=note, measured=m)
+
+
+def compare_study(study, A, B, ref, configs: dict, rounds: int, **timing) -> list[dict]:
+    """Each stage at its configuration, torch.matmul and the read ceiling, on the same inputs,
+    timed round-robin: the rows a stage table and a ranking are read from."""
+    cfg = [(name, block, variant) for name, (block, variant) in configs.items()]
+    out = [as_row(study, m) for m in bench.compare(A, B, cfg, ref, rounds=rounds, budget_s=30, **timing)]
+    for r in out:
+        say(_line(r))
     return out
 
 
@@ -181,21 +194,6 @@ def best_configs(sweep_rows: list[dict]) -> dict:
     return out
 
 
-def headline_study(A, B, ref, configs: dict, **timing) -> list[dict]:
-    """The stage table: each stage at its configuration, then torch.matmul and the ceiling,
-    timed one after another on the same inputs."""
-    out = []
-    for st in STAGES:
-        if st.name in configs:
-            block, variant = configs[st.name]
-            out.append(measure("headline", st, A, B, ref, block, variant, budget_s=30, **timing))
-            say(_line(out[-1]))
-    out += measure_peers("headline", A, B, ref, **timing)
-    for r in out[-2:]:
-        say(_line(r))
-    return out
-
-
 def build_reports(doc: dict) -> None:
     for name, built in build_all().items():
         doc["resources"][name] = {k: {f: getattr(v, f) for f in ("registers", "shared_bytes",
@@ -228,8 +226,8 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dic
     swept = sweep("block_sweep", A, B, ref, HEADLINE_VARIANTS, **SWEEP_TIMING)
     doc["runs"] += swept
     results.save(doc, partial)
-    say("headline: best configurations, torch.matmul and the read ceiling, in one pass")
-    head = headline_study(A, B, ref, best_configs(swept), **HEADLINE_TIMING)
+    say("headline: best configurations, torch.matmul and the read ceiling, round-robin")
+    head = compare_study("headline", A, B, ref, best_configs(swept), HEADLINE_ROUNDS, **HEADLINE_TIMING)
     doc["runs"] += head
     results.save(doc, partial)
     del A, B, ref
@@ -240,12 +238,13 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dic
             note = "the headline shape: copied from this run's block sweep"
             doc["runs"] += [dict(r, study="shapes", note=r["note"] or note) for r in swept
                             if r["variant"] in SHAPE_VARIANTS.get(r["stage"], (r["variant"],))]
-            doc["runs"] += [dict(r, study="shapes") for r in head if r["kind"] != "stage"]
+            doc["runs"] += [dict(r, study="shape_best") for r in head]
             continue
         A, B = bench.random_inputs(M, K)
         ref = bench.reference(A, B)
-        doc["runs"] += measure_peers("shapes", A, B, ref, **SWEEP_TIMING)
-        doc["runs"] += sweep("shapes", A, B, ref, SHAPE_VARIANTS, **SWEEP_TIMING)
+        rows_ = sweep("shapes", A, B, ref, SHAPE_VARIANTS, **SWEEP_TIMING)
+        doc["runs"] += rows_
+        doc["runs"] += compare_study("shape_best", A, B, ref, best_configs(rows_), SHAPE_ROUNDS, **SWEEP_TIMING)
         results.save(doc, partial)
         del A, B, ref
         torch.cuda.empty_cache()
@@ -261,7 +260,7 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dic
 
 
 def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, configs: dict | None = None,
-                  **timing) -> dict:
+                  rounds: int = 3, **timing) -> dict:
     """A live results document with only the headline study, for stages 1..upto: each stage at
     its best configuration from the recorded file when that came from this GPU, else at the
     stage's default. Used by the notebooks and `gemvlab table` on a GPU."""
@@ -284,8 +283,8 @@ def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, con
         configs[st.name] = (st.default_block, st.default_variant)
     A, B = bench.random_inputs(M, K)
     ref = bench.reference(A, B)
-    doc["runs"] = headline_study(A, B, ref, {k: v for k, v in configs.items()
-                                             if get_stage(k).number <= upto}, **(timing or HEADLINE_TIMING))
+    chosen = {k: v for k, v in configs.items() if get_stage(k).number <= upto}
+    doc["runs"] = compare_study("headline", A, B, ref, chosen, rounds, **(timing or HEADLINE_TIMING))
     return doc
 
 

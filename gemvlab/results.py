@@ -23,7 +23,7 @@ A results document (``schema: "gemvlab-results/1"``)::
 
 A row is one configuration measured once::
 
-    {"study": "headline" | "block_sweep" | "shapes",
+    {"study": "headline" | "block_sweep" | "shapes" | "shape_best",
      "kind": "stage" | "torch_matmul" | "read_ceiling",
      "stage": "warp_shuffle" | "torch.matmul" | "read ceiling", "number": 4 | null,
      "M": 2048, "K": 1048576, "block": 256 | null, "variant": 4 | null,
@@ -36,7 +36,8 @@ A row is one configuration measured once::
 
 "headline" rows are the final same-run comparison at the headline shape: every stage at its
 best configuration from the "block_sweep" study, torch.matmul and the read ceiling, timed
-one after another.
+round-robin (each visited in turn, several rounds). "shape_best" rows are the same for each
+shape of the "shapes" sweep.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ ROW_KEYS = {"study": str, "kind": str, "stage": str, "number": (int, type(None))
             "note": str}
 MACHINE_KEYS = ("gpu", "sm_count", "l2_bytes", "memory_bytes", "compute_capability", "driver",
                 "torch", "cuda", "nvcc", "triton", "python", "datasheet_GBps", "sm_limits")
-STUDIES = ("headline", "block_sweep", "shapes")
+STUDIES = ("headline", "block_sweep", "shapes", "shape_best")
 KINDS = ("stage", "torch_matmul", "read_ceiling")
 STATUSES = ("ok", "unsupported", "does not fit", "skipped")
 
@@ -173,14 +174,15 @@ def shapes(doc: dict) -> list[tuple[int, int]]:
 
 
 def shape_summary(doc: dict, M: int, K: int) -> dict:
-    """Per shape: the read ceiling, torch.matmul and each stage's best row (or why it has none)."""
-    found = rows(doc, "shapes", M=M, K=K)
-    out = {"ceiling": best([r for r in found if r["kind"] == "read_ceiling"]),
-           "torch": best([r for r in found if r["kind"] == "torch_matmul"]), "stages": {}}
-    for r in found:
-        if r["kind"] != "stage":
-            continue
-        now = out["stages"].get(r["stage"])
-        if now is None or (r["status"] == "ok" and (now["status"] != "ok" or r["ms"] < now["ms"])):
+    """Per shape: the read ceiling, torch.matmul and each stage's row from the round-robin
+    comparison ("shape_best"), or, for a stage without one, why it has no time."""
+    best_rows = rows(doc, "shape_best", M=M, K=K)
+    one = lambda kind: next((r for r in best_rows if r["kind"] == kind), None)  # noqa: E731
+    out = {"ceiling": one("read_ceiling"), "torch": one("torch_matmul"), "stages": {}}
+    for r in best_rows:
+        if r["kind"] == "stage":
             out["stages"][r["stage"]] = r
+    for r in rows(doc, "shapes", kind="stage", M=M, K=K):  # stages that never ran: say why
+        out["stages"].setdefault(r["stage"], r)
+    out["stages"] = dict(sorted(out["stages"].items(), key=lambda kv: kv[1]["number"]))
     return out

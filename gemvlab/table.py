@@ -41,7 +41,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
     """The stage table as text, with torch.matmul, the read ceiling and where numbers come from."""
     table = stage_table(doc, upto)
     head = results.headline(doc)
-    lines = [f"{'stage':<24}{'ms':>9}{'GB/s':>8}{'of ceiling':>12}{'step':>8}{'cumul.':>9}"
+    lines = [f"{'stage':<31}{'ms':>9}{'GB/s':>8}{'of ceiling':>12}{'step':>8}{'cumul.':>9}"
              f"{'vs torch':>10}{'rel. error':>12}"]
 
     def fmt(x, spec, suffix=""):
@@ -49,7 +49,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
 
     for t in table:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
-        lines.append(f"{name:<24}{t['ms']:>9.3f}{t['GBps']:>8.0f}{fmt(t['vs_ceiling'], '.3f'):>12}"
+        lines.append(f"{name:<31}{t['ms']:>9.3f}{t['GBps']:>8.0f}{fmt(t['vs_ceiling'], '.3f'):>12}"
                      f"{fmt(t['step_speedup'], '.2f', 'x'):>8}{t['cumulative_speedup']:>8.1f}x"
                      f"{fmt(t['vs_torch'], '.2f', 'x'):>10}{t['rel_err']:>12.1e}")
     for key, name in (("torch", "torch.matmul (cuBLAS)"), ("ceiling", "read ceiling (A only)")):
@@ -57,7 +57,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
         if r:
             vs = head["ceiling"]["ms"] / r["ms"] if head["ceiling"] else None
             err = "" if r["rel_err"] is None else f"{r['rel_err']:.1e}"
-            lines.append(f"{name:<24}{r['ms']:>9.3f}{r['GBps']:>8.0f}{fmt(vs, '.3f'):>12}"
+            lines.append(f"{name:<31}{r['ms']:>9.3f}{r['GBps']:>8.0f}{fmt(vs, '.3f'):>12}"
                          f"{'':>8}{'':>9}{'':>10}{err:>12}")
     M, K = doc["headline"]["M"], doc["headline"]["K"]
     peak = doc["machine"].get("datasheet_GBps")

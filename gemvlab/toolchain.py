@@ -133,7 +133,7 @@ def configure() -> tuple[str, ...]:
         sys.modules["torch.utils.cpp_extension"].CUDA_HOME = home
     if not shutil.which("ninja"):
         try:
-            import ninja  # the pip package carries the binary
+            import ninja  # noqa: F401 - the pip package carries the binary
 
             os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
         except ImportError:

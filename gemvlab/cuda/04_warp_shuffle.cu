@@ -12,8 +12,6 @@
 //    loads of A (and of B) before using any of them, into separate
 //    accumulators, so one thread keeps LOADS memory requests travelling at once
 //    and fewer warps are needed to cover memory latency.
-//  * A is read exactly once, so its loads use __ldcs ("cache streaming": evict
-//    first), leaving the L2 to B, which every block reads again.
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -36,7 +34,7 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
         float4 a[LOADS], b[LOADS];
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) {  // issue every load first ...
-            a[u] = __ldcs(a4 + i + u * stride);
+            a[u] = a4[i + u * stride];
             b[u] = b4[i + u * stride];
         }
 #pragma unroll
@@ -44,7 +42,7 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
             acc[u] += a[u].x * b[u].x + a[u].y * b[u].y + a[u].z * b[u].z + a[u].w * b[u].w;
     }
     for (; i < K4; i += stride) {  // what is left when K4 is not a multiple of LOADS * stride
-        const float4 a = __ldcs(a4 + i), b = b4[i];
+        const float4 a = a4[i], b = b4[i];
         acc[0] += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     }
     float sum = 0.0f;

@@ -37,7 +37,7 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         float4 a[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)  // issue all ROWS loads before using any; rows past
-            a[r] = __ldcs(a4 + min(r, rows - 1) * K4 + i);  // the end re-read the last (no branch)
+            a[r] = a4[min(r, rows - 1) * K4 + i];  // the end re-read the last (no branch)
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             acc[r] += a[r].x * b.x + a[r].y * b.y + a[r].z * b.z + a[r].w * b.w;
