@@ -299,3 +299,12 @@ def serial_vs_tree_sum(K: int = 2**20, seed: int = 0) -> None:
     print(f"{K:,} products of torch.rand numbers, summed in float32 (CPU, seed {seed}):")
     print(f"  one after another: relative error {abs(serial - exact) / exact:.1e}")
     print(f"  as a tree:         relative error {abs(float(tree[0]) - exact) / exact:.1e}")
+
+
+def spread(ctx: Context, upto: int = 5) -> None:
+    """Median and quartiles of each headline row: how far apart two versions must be to differ."""
+    head = results.headline(ctx.doc)
+    rows = [r for r in head["stages"] if r["number"] <= upto] + [head["torch"], head["ceiling"]]
+    print(f"{'':<16}{'median':>9}{'quartiles':>20}{'launches':>10}   [{ctx.label}]")
+    for r in filter(None, rows):
+        print(f"{r['stage']:<16}{r['ms']:>9.3f}{r['q25_ms']:>11.3f} - {r['q75_ms']:.3f}{r['n']:>10}")
