@@ -14,9 +14,7 @@ The record has four studies (see gemvlab.results for the schema):
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import platform
-import sys
 import time
 
 import torch
@@ -286,7 +284,3 @@ def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, con
     chosen = {k: v for k, v in configs.items() if get_stage(k).number <= upto}
     doc["runs"] = compare_study("headline", A, B, ref, chosen, rounds, **(timing or HEADLINE_TIMING))
     return doc
-
-
-if __name__ == "__main__":
-    json.dump(record(sys.argv[1] if len(sys.argv) > 1 else "record.json"), sys.stdout)
