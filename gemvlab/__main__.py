@@ -16,6 +16,8 @@ def cmd_build(args) -> int:
         total += built.seconds
         print(f"{st.number} {st.name}: {'loaded from cache' if built.cached else 'built'} in "
               f"{built.seconds:.1f} s ({built.arch})")
+        for rule in st.constraints():
+            print(f"    needs: {rule}")
         for kernel, r in built.resources.items():
             sass = built.sass.get(kernel) if built.sass else None
             loads = ("LDG " + ", ".join(f"{n} x {w}-bit" for w, n in sorted(sass.global_loads.items()))

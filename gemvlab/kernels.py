@@ -69,7 +69,8 @@ class Stage:
         if self.variant_name:
             out.append(f"{self.variant_name} in {list(self.variants)} (compiled in)")
         if self.name != "naive":
-            out.append("one block per row" if not self.rows_per_block_is_variant else "one block per `rows` rows")
+            per = "M" if not self.rows_per_block_is_variant else "M / rows"
+            out.append(f"{per} <= 2^31 - 1 (one block per {'row' if per == 'M' else 'group of rows'})")
         return out
 
     def __str__(self) -> str:

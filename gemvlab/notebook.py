@@ -170,10 +170,6 @@ def table(ctx: Context, upto: int) -> None:
     print(format_table(ctx.doc, upto))
 
 
-def speedups(ctx: Context, upto: int) -> dict:
-    return {t["stage"]: t for t in stage_table(ctx.doc, upto)}
-
-
 def sweep_table(doc: dict, stage, variants=None) -> None:
     """The recorded block-size sweep of one stage: ms and GB/s at each block size (and variant)."""
     st = get_stage(stage)

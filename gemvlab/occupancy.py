@@ -68,9 +68,6 @@ class Occupancy:
     limiter: str  # "registers", "shared memory", "threads", "blocks", or "does not fit"
     by: dict  # each limit's own quotient
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def occupancy(registers: int, block: int, limits: SMLimits = HOPPER, shared_bytes: int = 0) -> Occupancy:
     """Resident blocks and warps per SM for a kernel using `registers` per thread and
