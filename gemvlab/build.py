@@ -237,12 +237,19 @@ def parse_ptxas(text: str) -> dict:
 # ---- the SASS summary ------------------------------------------------------------------
 
 def sass_text(library_path: Path) -> str | None:
-    """The machine code of every kernel in the library, or None when no cuobjdump is found."""
+    """The machine code of every kernel in the library, or None when no cuobjdump is found.
+    The disassembly is kept beside the library (sass.txt), so it is made once per build."""
+    saved = library_path.parent / "sass.txt"
+    if saved.exists():
+        return saved.read_text()
     tool = toolchain.find_tool("cuobjdump")
     if not tool:
         return None
     run = subprocess.run([tool, "--dump-sass", str(library_path)], capture_output=True, text=True)
-    return run.stdout if run.returncode == 0 else None
+    if run.returncode:
+        return None
+    saved.write_text(run.stdout)
+    return run.stdout
 
 
 def load_width(opcode: str) -> int:
@@ -259,16 +266,9 @@ def load_width(opcode: str) -> int:
 
 
 def sass_summary(library_path: Path) -> dict | None:
-    """Parsed SASS of a built library; the disassembly is kept beside it (sass.txt) for next time."""
-    saved = library_path.parent / "sass.txt"
-    if saved.exists():
-        text = saved.read_text()
-    else:
-        text = sass_text(library_path)
-        if text is None:
-            return None
-        saved.write_text(text)
-    return parse_sass(text)
+    """Parsed SASS of a built library, or None without a disassembler."""
+    text = sass_text(library_path)
+    return None if text is None else parse_sass(text)
 
 
 def parse_sass(text: str) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 
 from . import toolchain
@@ -24,11 +23,7 @@ def checks() -> list[tuple[str, str, str, bool]]:
 
     if torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
-        try:
-            driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                    capture_output=True, text=True, timeout=30).stdout.strip().splitlines()[0]
-        except (OSError, IndexError, subprocess.SubprocessError):
-            driver = "unknown (nvidia-smi did not answer)"
+        driver = toolchain.driver_version() or "unknown (nvidia-smi did not answer)"
         out.append(("GPU", f"{p.name}, compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
                            f"driver {driver}", "", False))
     else:

@@ -135,12 +135,18 @@ def resources(stage, variant: int | None = None):
     return build_stage(st).resources[st.kernel_name(variant)]
 
 
+def stage_occupancy(stage, block: int, variant: int | None, limits: occupancy.SMLimits) -> occupancy.Occupancy:
+    """Blocks and warps per SM for a stage's kernel at `block` threads, from its resource report
+    (registers, static shared memory) and the shared memory its launch adds per thread."""
+    st = get_stage(stage)
+    res = resources(st, variant)
+    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes + st.shared_per_thread * block)
+
+
 def check_fits(st: Stage, block: int, variant: int, limits: occupancy.SMLimits) -> None:
     """Raise before launching a block that cannot fit on an SM (too many registers or shared memory)."""
     res = resources(st, variant)
-    shared = res.shared_bytes + st.shared_per_thread * block
-    occ = occupancy.occupancy(res.registers, block, limits, shared)
-    if occ.blocks_per_sm == 0:
+    if stage_occupancy(st, block, variant, limits).blocks_per_sm == 0:
         biggest = occupancy.largest_block(res.registers, limits, st.shared_per_thread, res.shared_bytes)
         raise checks.GemvInputError(
             f"{st.kernel_name(variant)} uses {res.registers} registers per thread: a block of {block} "
@@ -222,7 +228,7 @@ def gemv(A, B, stage="warp_shuffle", block: int | None = None, variant: int | No
 
 def read_ceiling_launcher(A, block: int = 512, blocks: int | None = None, sink=None):
     """A launch() for the read-ceiling kernel over all of A (float32, CUDA, contiguous, aligned)."""
-    M, K = checks.check_tensors(A, A.new_empty(A.shape[1]))
+    M, K = checks.check_tensors(A, A[0] if len(A) else A.new_empty(A.shape[1]))  # A's first row as "B"
     if A.data_ptr() % 16 or (M * K) % 4:
         raise checks.GemvInputError("the read-ceiling kernel reads A as float4s: it needs A.data_ptr() "
                                     "% 16 == 0 and M * K % 4 == 0 (pass A.clone(), or pad it)")

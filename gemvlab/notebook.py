@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from . import bench, occupancy, results, toolchain
-from .kernels import build_stage, get_stage
+from .kernels import build_stage, get_stage, stage_occupancy
 from .table import format_table, stage_table
 
 
@@ -137,20 +137,25 @@ def sass_lines(stage, variant=None, pattern=r"LDG|SHFL|BAR|LDL|STL", limit: int 
                 break
 
 
+def sm_limits(recorded: dict | None = None) -> occupancy.SMLimits:
+    """This GPU's per-SM limits, or the recorded GPU's when there is no GPU here."""
+    if torch.cuda.is_available():
+        return occupancy.limits_of_device()
+    return occupancy.SMLimits(**(recorded or results.load())["machine"]["sm_limits"])
+
+
 def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = None) -> None:
     """Resident blocks and warps per SM for every block size, from the resource report and the
     recorded GPU's limits (or this GPU's)."""
     st = get_stage(stage)
     res = build_stage(st).resources[st.kernel_name(variant)]
-    if limits is None:
-        limits = occupancy.limits_of_device() if torch.cuda.is_available() else \
-            occupancy.SMLimits(**results.load()["machine"]["sm_limits"])
+    limits = limits or sm_limits()
     print(f"{st.kernel_name(variant)}: {res.registers} registers/thread, {res.shared_bytes} B static shared"
           + (f" + {st.shared_per_thread} B/thread dynamic" if st.shared_per_thread else "")
           + f"; SM limits of compute capability {limits.compute_capability}")
     print(f"{'block':>6}{'blocks/SM':>11}{'warps/SM':>10}{'occupancy':>11}  limited by")
     for block in (32, 64, 128, 256, 512, 1024):
-        o = occupancy.occupancy(res.registers, block, limits, res.shared_bytes + st.shared_per_thread * block)
+        o = stage_occupancy(st, block, variant, limits)
         print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}{o.occupancy:>10.0%}  {o.limiter}")
 
 
@@ -219,12 +224,11 @@ def block_slider(ctx: Context, stage, variant=None):
 
     st = get_stage(stage)
     variant = st.default_variant if variant is None else variant
-    res = build_stage(st).resources[st.kernel_name(variant)]
-    limits = occupancy.limits_of_device() if ctx.live else occupancy.SMLimits(**ctx.recorded["machine"]["sm_limits"])
+    limits = sm_limits(ctx.recorded)
     state = {}
 
     def show(block):
-        o = occupancy.occupancy(res.registers, block, limits, res.shared_bytes + st.shared_per_thread * block)
+        o = stage_occupancy(st, block, variant, limits)
         print(f"block {block}: {o.blocks_per_sm} blocks and {o.warps_per_sm} warps per SM "
               f"({o.occupancy:.0%} occupancy, limited by {o.limiter})")
         if ctx.live:

@@ -47,14 +47,8 @@ def say(*args):
 
 
 def machine_info() -> dict:
-    import subprocess
-
     p = torch.cuda.get_device_properties(torch.cuda.current_device())
-    try:
-        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=30).stdout.split()[0]
-    except (OSError, IndexError, subprocess.SubprocessError):
-        driver = "unknown"
+    driver = toolchain.driver_version() or "unknown"
     try:
         import triton
 

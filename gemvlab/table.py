@@ -30,7 +30,7 @@ def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     return out
 
 
-def _variant(row, stage_rows=None) -> str:
+def _variant(row) -> str:
     if row.get("variant") is None:
         return ""
     return {"warp_shuffle": f", {row['variant']} loads", "multirow": f", {row['variant']} rows"}.get(

@@ -55,6 +55,16 @@ def nvcc_version(cuda_home: str | None = None) -> str | None:
     return m.group(1) if m else None
 
 
+def driver_version() -> str | None:
+    """The NVIDIA driver's version as nvidia-smi reports it, or None when it does not answer."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out[0] if out else None
+
+
 def _triton_bin() -> Path | None:
     """Triton's wheel carries cuobjdump and nvdisasm; find its folder without importing triton."""
     import importlib.util
