@@ -136,14 +136,15 @@ def time_round_robin(fns: dict, rounds: int = 1, warmup_ms: float = 25, rep_ms: 
                 else:
                     from torch.utils import benchmark
 
-                    m = benchmark.Timer(stmt="fn(); torch.cuda.synchronize()",
-                                        globals={"fn": fn, "torch": torch}).timeit(need)
-                    times[name] += [t * 1e3 for t in m.raw_times]
-    timer = "triton.testing.do_bench" if do_bench is not None else "torch.utils.benchmark"
+                    timer = benchmark.Timer(stmt="fn(); torch.cuda.synchronize()",
+                                            globals={"fn": fn, "torch": torch})
+                    # timeit(n) reports one mean over n runs; one run per call keeps every launch
+                    times[name] += [timer.timeit(1).raw_times[0] * 1e3 for _ in range(need)]
+    used = "triton.testing.do_bench" if do_bench is not None else "torch.utils.benchmark"
     out = {}
     for name, t in times.items():
         q25, q75 = _quartiles(t)
-        out[name] = Timing(statistics.median(t), min(t), max(t), q25, q75, len(t), timer)
+        out[name] = Timing(statistics.median(t), min(t), max(t), q25, q75, len(t), used)
     return out
 
 
