@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What we run on the GPU machine (the device tool's H200), in one call, logging under $OUT.
-# Usage: tools/gpu-run.sh STEP...   steps: doctor build test quick record notebooks
+# Usage: tools/gpu-run.sh STEP...   steps: doctor build test quick record notebooks counters
 # The machine has torch, triton, pytest and ninja but no network: gemvlab runs from the
 # checkout (PYTHONPATH), and the notebook stack comes as wheels in .whl/ (../shared/gpu/).
 set -uo pipefail
@@ -23,6 +23,11 @@ for step in "$@"; do
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
       export PYTHONPATH=$PYTHONPATH:/tmp/site
       python3 tools/execute_notebooks.py "$OUT" 2>&1 | tee "$OUT/notebooks.txt" ;;
+    counters)  # L1 and L2 traffic of stage 4 with and without __ldcg (tools/explore/l1_counters.py)
+      ncu --clock-control none --kernel-name regex:"gemv|s4x" --metrics \
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,\
+lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,dram__bytes_read.sum,\
+gpu__time_duration.sum python3 tools/explore/l1_counters.py 2>&1 | tee "$OUT/counters.txt" | tail -60 ;;
     *) echo "unknown step $step"; status=2 ;;
   esac
   [ "${PIPESTATUS[0]:-0}" = 0 ] || status=1
