@@ -4,10 +4,10 @@ Correctness: fresh ``torch.rand`` inputs (never zeros: zeros hide unwritten outp
 output filled with NaN before the launch (an element the kernel forgets stays NaN and fails),
 and the relative 2-norm error against a float64 reference.
 
-Timing: ``triton.testing.do_bench`` (CUDA events around each launch, the L2 flushed between
-launches, warm-up first), at least 20 timed launches, reported as median, min, max and
-quartiles. The same run times torch.matmul (cuBLAS) and the read ceiling, so every stage is
-compared with its peers as ratios measured minutes apart, never with numbers from elsewhere.
+Timing: warm-up first, then at least 20 launches each timed alone with CUDA events, the L2
+flushed before each one by reading a buffer four times its size (see flush_l2 for why not
+triton.testing.do_bench's flush), reported as median, min, max and quartiles. The same run
+times torch.matmul (cuBLAS) and the read ceiling, so every stage is compared with its peers as ratios measured minutes apart, never with numbers from elsewhere.
 """
 
 from __future__ import annotations
@@ -102,49 +102,72 @@ def _one_launch_ms(fn) -> float:
     return start.elapsed_time(end)
 
 
+TIMER = "CUDA events around each launch, L2 flushed before it by reading 256 MiB"
+FLUSH_BYTES = 256 * 2**20
+_flush: dict = {}
+
+
+def flush_l2() -> None:
+    """Evict the L2 (60 MiB on an H200) by reading a 256 MiB buffer, so that a launch finds
+    none of its inputs cached by the launch before it.
+
+    Why read rather than write: triton.testing.do_bench flushes by writing 256 MiB of zeros. The
+    L2 then holds dirty lines, and writing them back to memory happens during the timed kernel:
+    on the H200 that added 8 to 13 us to every kernel (13% at M = K = 8192), and slowed some load
+    types more than others (tools/explore/h200-round3.txt, timers "zero" and "read"). After a
+    read the L2 holds clean lines, which are dropped for free; times then matched launches with
+    no flush at all to within 0.1%, at every shape measured.
+    """
+    device = torch.cuda.current_device()
+    if device not in _flush:
+        _flush[device] = (torch.ones(FLUSH_BYTES // 4, device="cuda"), torch.empty((), device="cuda"))
+    buf, out = _flush[device]
+    torch.sum(buf, dim=0, out=out)
+
+
+def _timed_launches(fn, n: int) -> list[float]:
+    """n launches, each with the L2 flushed first and CUDA events recorded around the launch
+    alone (the flush runs before the start event), in ms."""
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    for start, end in events:
+        flush_l2()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in events]
+
+
 def time_round_robin(fns: dict, rounds: int = 1, warmup_ms: float = 25, rep_ms: float = 100,
                      min_launches: int = MIN_LAUNCHES, budget_s: float = 60.0) -> dict:
     """name -> Timing for each zero-argument launch function in `fns`, timed in `rounds` rounds
     that visit every function in turn, so that slow drift of the GPU (clocks, temperature)
-    falls on all of them alike. Each gets at least `min_launches` timed launches in all.
+    falls on all of them alike.
 
-    Uses triton.testing.do_bench (CUDA events; L2 flushed before every launch) when triton is
-    installed, else torch.utils.benchmark. `budget_s` bounds very slow kernels: then fewer
-    launches are timed (at least 3) and Timing.n says how many.
+    Each function is warmed up (`warmup_ms` of launches, at least one) and then gets at least
+    `min_launches` timed launches, or as many as fill `rep_ms`, spread over the rounds; each
+    launch is timed alone with CUDA events, the L2 flushed before it (see flush_l2). `budget_s`
+    bounds very slow kernels: then fewer launches are timed (at least 3) and Timing.n says how many.
     """
-    try:
-        from triton.testing import do_bench
-    except ImportError:
-        do_bench = None
     est, wanted = {}, {}
     for name, fn in fns.items():
         fn()
         torch.cuda.synchronize()
         est[name] = max(_one_launch_ms(fn), 1e-3)
-        wanted[name] = min_launches if est[name] * min_launches <= budget_s * 1e3 else \
+        fill = max(min_launches, int(rep_ms / est[name]))
+        wanted[name] = fill if est[name] * fill <= budget_s * 1e3 else \
             max(3, int(budget_s * 1e3 / est[name]))
     times = {name: [] for name in fns}
     for r in range(rounds):
         for name, fn in fns.items():
+            for _ in range(min(int(warmup_ms / rounds / est[name]), 1000)):  # warm-up, not timed
+                fn()
             goal = -(-wanted[name] * (r + 1) // rounds)  # spread the launches over the rounds
-            while len(times[name]) < goal:
-                need = goal - len(times[name])
-                if do_bench is not None:
-                    rep = max(rep_ms / rounds, (need + 0.5) * est[name])
-                    times[name] += list(do_bench(fn, warmup=max(warmup_ms / rounds, est[name]), rep=rep,
-                                                 return_mode="all"))
-                else:
-                    from torch.utils import benchmark
-
-                    timer = benchmark.Timer(stmt="fn(); torch.cuda.synchronize()",
-                                            globals={"fn": fn, "torch": torch})
-                    # timeit(n) reports one mean over n runs; one run per call keeps every launch
-                    times[name] += [timer.timeit(1).raw_times[0] * 1e3 for _ in range(need)]
-    used = "triton.testing.do_bench" if do_bench is not None else "torch.utils.benchmark"
+            times[name] += _timed_launches(fn, goal - len(times[name]))
     out = {}
     for name, t in times.items():
         q25, q75 = _quartiles(t)
-        out[name] = Timing(statistics.median(t), min(t), max(t), q25, q75, len(t), used)
+        out[name] = Timing(statistics.median(t), min(t), max(t), q25, q75, len(t), TIMER)
     return out
 
 
@@ -183,8 +206,15 @@ def measure_torch(A, B, ref=None, **timing) -> dict:
     return _torch_row(M, K, time_launches(lambda: torch.matmul(A, B), **timing), err)
 
 
-#: (threads per block, blocks per SM) tried for the read ceiling; the fastest is the ceiling.
-CEILING_CONFIGS = ((512, 2), (512, 4), (256, 8), (1024, 2))
+#: The read-only passes tried for the read ceiling; the fastest is the ceiling. (threads per
+#: block, blocks per SM) stride a grid over A; (threads per block, 0) read one row per block.
+CEILING_CONFIGS = ((1024, 2), (512, 4), (1024, 0), (512, 0), (256, 0), (64, 0))
+
+
+def ceiling_configs(M: int, K: int) -> list[tuple[int, int]]:
+    """The CEILING_CONFIGS that apply to an M x K matrix: a row per block needs K % 4 == 0 and
+    rows of at least one float4 per thread."""
+    return [(b, per_sm) for b, per_sm in CEILING_CONFIGS if per_sm or (K % 4 == 0 and K // 4 >= b)]
 
 
 def _ceiling_row(M, K, t: Timing, block, grid) -> dict:
@@ -193,13 +223,13 @@ def _ceiling_row(M, K, t: Timing, block, grid) -> dict:
 
 
 def measure_read_ceiling(A, **timing) -> dict:
-    """The fastest float4 read-only pass over A, over a few grid shapes. GB/s counts A's bytes.
-    (`variant` holds the grid size in blocks.)"""
+    """The fastest float4 read-only pass over A, over the ceiling_configs. GB/s counts A's bytes.
+    (`variant` holds the grid: 0 for a row per block, else the blocks striding over A.)"""
     M, K = A.shape
     sms = torch.cuda.get_device_properties(A.device).multi_processor_count
     sink = torch.empty(1, device=A.device)
     fns = {(block, sms * per_sm): read_ceiling_launcher(A, block, sms * per_sm, sink)
-           for block, per_sm in CEILING_CONFIGS}
+           for block, per_sm in ceiling_configs(M, K)}
     timed = time_round_robin(fns, **timing)
     (block, grid), t = min(timed.items(), key=lambda kv: kv[1].ms)
     return _ceiling_row(M, K, t, block, grid)

@@ -63,6 +63,7 @@ class SassSummary:
     shuffles: int  # SHFL
     barriers: int  # BAR (__syncthreads)
     shared_accesses: int  # LDS + STS
+    l2_only_loads: int = 0  # LDG.E.*.STRONG.GPU: loads cached in the L2 but not the L1 (__ldcg)
 
     @property
     def widest_load(self) -> int:
@@ -286,7 +287,7 @@ def parse_sass(text: str) -> dict:
             finish()
             current = demangle(m.group(1))
             counts = dict(global_loads={}, local_loads=0, local_stores=0, shuffles=0, barriers=0,
-                          shared_accesses=0)
+                          shared_accesses=0, l2_only_loads=0)
             continue
         m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
         if not (m and current):
@@ -296,6 +297,7 @@ def parse_sass(text: str) -> dict:
         if base == "LDG":
             w = load_width(op)
             counts["global_loads"][w] = counts["global_loads"].get(w, 0) + 1
+            counts["l2_only_loads"] += ".STRONG.GPU" in op
         elif base == "LDL":
             counts["local_loads"] += 1
         elif base == "STL":

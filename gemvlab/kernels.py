@@ -86,18 +86,19 @@ STAGES = (
     Stage(3, "vectorized", "float4 loads of A and B", "03_vectorized.cu", "launch_vectorized",
           "gemv_vectorized", block_rule="power of two", float4=True, default_block=256,
           shared_per_thread=4),
-    Stage(4, "warp_shuffle", "float4, warp-shuffle reduction, loads in flight", "04_warp_shuffle.cu",
+    Stage(4, "warp_shuffle", "warp-shuffle reduction, loads in flight, A past the L1", "04_warp_shuffle.cu",
           "launch_warp_shuffle", "gemv_warp_shuffle", block_rule="multiple of 32", float4=True,
-          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=4),
+          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=2),
     Stage(5, "multirow", "several rows per block reuse each B load", "05_multirow.cu",
           "launch_multirow", "gemv_multirow", block_rule="multiple of 32", float4=True,
           default_block=256, variant_name="rows per block", variants=(1, 2, 4, 8, 16, 32, 64),
           default_variant=4, rows_per_block_is_variant=True),
 )
 
-#: Not a stage: the float4 read-only pass over A that measures the read ceiling.
+#: Not a stage: the float4 read-only passes over A that measure the read ceiling. Its variant
+#: is the grid: 0 for one block per row (read_rows), else that many blocks striding (read_grid).
 READ_CEILING = Stage(0, "read_ceiling", "float4 read-only pass over A", "read_ceiling.cu",
-                     "launch_read_ceiling", "read_ceiling", block_rule="multiple of 32",
+                     "launch_read_ceiling", "read_rows", block_rule="multiple of 32",
                      float4=True, default_block=512)
 
 
@@ -227,12 +228,20 @@ def gemv(A, B, stage="warp_shuffle", block: int | None = None, variant: int | No
 
 
 def read_ceiling_launcher(A, block: int = 512, blocks: int | None = None, sink=None):
-    """A launch() for the read-ceiling kernel over all of A (float32, CUDA, contiguous, aligned)."""
+    """A launch() for a read-only pass over all of A (float32, CUDA, contiguous, aligned):
+    `blocks` = 0 reads one row per block (needs K % 4 == 0), `blocks` > 0 strides a grid of that
+    many blocks over A as one flat array (needs M * K % 4 == 0); None: 4 blocks per SM."""
     M, K = checks.check_tensors(A, A[0] if len(A) else A.new_empty(A.shape[1]))  # A's first row as "B"
-    if A.data_ptr() % 16 or (M * K) % 4:
-        raise checks.GemvInputError("the read-ceiling kernel reads A as float4s: it needs A.data_ptr() "
-                                    "% 16 == 0 and M * K % 4 == 0 (pass A.clone(), or pad it)")
-    blocks = blocks or torch.cuda.get_device_properties(A.device).multi_processor_count * 4
+    checks.check_block(block, READ_CEILING.block_rule, READ_CEILING.name)
+    if blocks is None:
+        blocks = torch.cuda.get_device_properties(A.device).multi_processor_count * 4
+    if A.data_ptr() % 16 or (M * K) % 4 or (blocks == 0 and K % 4):
+        raise checks.GemvInputError(
+            "the read-ceiling kernels read A as float4s: they need A.data_ptr() % 16 == 0, and "
+            + ("K % 4 == 0 to read it a row per block" if blocks == 0 else "M * K % 4 == 0")
+            + " (pass A.clone(), or pad it with gemvlab.pad_k)")
+    if blocks == 0:
+        checks.check_grid(M, READ_CEILING.name)
     sink = sink if sink is not None else torch.empty(1, device=A.device)
     return _launcher(READ_CEILING, A, A, sink, M, K, block, blocks)
 

@@ -31,7 +31,7 @@ BLOCKS = (32, 64, 128, 256, 512, 1024)
 #: Variants swept: all compiled loads-in-flight; rows per block up to 32 at the headline shape
 #: (64 exists to show spills), 2 to 16 on the other shapes.
 HEADLINE_VARIANTS = {"warp_shuffle": (1, 2, 4, 8), "multirow": (1, 2, 4, 8, 16, 32)}
-SHAPE_VARIANTS = {"warp_shuffle": (4,), "multirow": (2, 4, 8, 16)}
+SHAPE_VARIANTS = {"warp_shuffle": (2, 4), "multirow": (2, 4, 8, 16)}
 #: The naive stage runs one thread per row; where one launch takes longer than this, it is
 #: not timed (20 launches would take minutes) and the row says how long one would take.
 NAIVE_LIMIT_S = 1.0
@@ -70,7 +70,7 @@ def new_doc(source: str) -> dict:
         "schema": results.SCHEMA, "source": source,
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "seconds": None,
         "machine": machine_info(),
-        "timer": {"name": "triton.testing.do_bench", "statistic": "median",
+        "timer": {"name": bench.TIMER, "statistic": "median",
                   "min_launches": bench.MIN_LAUNCHES, "l2_flushed": True},
         "headline": {"M": HEADLINE[0], "K": HEADLINE[1]}, "runs": [], "resources": {}, "sass": None,
     }
@@ -104,7 +104,9 @@ def as_row(study: str, m: dict) -> dict:
     """A bench measurement as a schema row (the read ceiling's grid goes into the note)."""
     note = ""
     if m["kind"] == "read_ceiling":
-        note = f"the fastest of {len(bench.CEILING_CONFIGS)} grids: block {m['block']}, {m['variant']} blocks"
+        how = "one block per row" if m["variant"] == 0 else f"a grid of {m['variant']} blocks striding over A"
+        note = (f"the fastest of {len(bench.ceiling_configs(m['M'], m['K']))} read-only passes: {how}, "
+                f"{m['block']} threads per block")
         m = {**m, "variant": None}
     elif m["n"] < bench.MIN_LAUNCHES:
         note = f"only {m['n']} launches: each takes {m['ms']:.0f} ms"
@@ -195,7 +197,8 @@ def build_reports(doc: dict) -> None:
             doc["sass"] = doc["sass"] or {}
             doc["sass"][name] = {k: {"global_loads": {str(w): n for w, n in v.global_loads.items()},
                                      "local_loads": v.local_loads, "local_stores": v.local_stores,
-                                     "shuffles": v.shuffles, "barriers": v.barriers}
+                                     "shuffles": v.shuffles, "barriers": v.barriers,
+                                     "l2_only_loads": v.l2_only_loads}
                                  for k, v in built.sass.items()}
 
 

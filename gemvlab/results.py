@@ -11,8 +11,8 @@ A results document (``schema: "gemvlab-results/1"``)::
                   "memory_bytes": ..., "compute_capability": "9.0", "driver": "580.159.04",
                   "torch": "2.11.0+cu130", "cuda": "13.0", "nvcc": "13.0", "triton": "3.6.0",
                   "python": "3.12.3", "datasheet_GBps": 4800, "sm_limits": {...}},
-      "timer": {"name": "triton.testing.do_bench", "statistic": "median",
-                "min_launches": 20, "l2_flushed": true},
+      "timer": {"name": "CUDA events around each launch, L2 flushed before it by reading 256 MiB",
+                "statistic": "median", "min_launches": 20, "l2_flushed": true},
       "headline": {"M": 2048, "K": 1048576},
       "runs": [ row, ... ],
       "resources": {stage: {kernel: {registers, shared_bytes, stack_bytes,
@@ -26,7 +26,7 @@ A row is one configuration measured once::
     {"study": "headline" | "block_sweep" | "shapes" | "shape_best",
      "kind": "stage" | "torch_matmul" | "read_ceiling",
      "stage": "warp_shuffle" | "torch.matmul" | "read ceiling", "number": 4 | null,
-     "M": 2048, "K": 1048576, "block": 256 | null, "variant": 4 | null,
+     "M": 2048, "K": 1048576, "block": 256 | null, "variant": 2 | null,
      "status": "ok" | "unsupported" | "does not fit" | "skipped",
      "ms", "min_ms", "max_ms", "q25_ms", "q75_ms": float | null,  # median and spread
      "n": int | null, "timer": str | null,                        # launches timed

@@ -22,7 +22,8 @@ def test_every_stage_builds_with_a_resource_report(built):
         for v in variants:
             r = b.resources[st.kernel_name(v)]
             assert 8 <= r.registers <= 255
-    assert built["read_ceiling"].resources["read_ceiling"].registers > 0
+    for kernel in ("read_rows", "read_grid"):
+        assert built["read_ceiling"].resources[kernel].registers > 0
 
 
 def test_launchers_are_exported(built):
@@ -50,6 +51,12 @@ def test_sass_load_widths(built):
             assert set(s.global_loads) == {128}, (st.name, v, s.global_loads)
     ws = built["warp_shuffle"].sass["gemv_warp_shuffle<4>"]
     assert ws.shuffles >= 10 and ws.barriers == 1
+    # stages 4 and 5 load A past the L1 (__ldcg: LDG.E.128.STRONG.GPU) and B through it
+    for st in lab.STAGES[3:]:
+        for v in (1, 2, 4):
+            s = built[st.name].sass[st.kernel_name(v)]
+            assert 0 < s.l2_only_loads < s.global_loads[128], (st.name, v, s)
+    assert built["vectorized"].sass["gemv_vectorized"].l2_only_loads == 0
     assert built["coalesced"].sass["gemv_coalesced"].shuffles == 0
     assert built["multirow"].sass["gemv_multirow<64>"].local_stores > 0  # the spill, in SASS
 

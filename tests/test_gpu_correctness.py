@@ -124,3 +124,19 @@ def test_read_ceiling_and_peers_measure(gpu):
         assert r["n"] >= 20 and r["min_ms"] <= r["ms"] <= r["max_ms"]
     assert s["rel_err"] < TOL and t["rel_err"] < TOL
     assert 0.5 < c["ms"] / s["ms"] < 1.2  # the best stage is near the ceiling, never far above it
+
+
+def test_read_ceiling_passes_run_and_check_their_inputs(gpu):
+    from gemvlab import bench
+    from gemvlab.kernels import read_ceiling_launcher
+
+    A = torch.rand(64, 4100, device="cuda")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for block, per_sm in bench.ceiling_configs(*A.shape):
+        read_ceiling_launcher(A, block, sms * per_sm)()
+    torch.cuda.synchronize()
+    odd = torch.rand(64, 4099, device="cuda")  # M * K % 4 == 0, K % 4 != 0
+    read_ceiling_launcher(odd, 256, sms)()  # the grid pass reads it as one flat array
+    with pytest.raises(lab.GemvInputError, match="K % 4"):
+        read_ceiling_launcher(odd, 256, 0)
+    torch.cuda.synchronize()

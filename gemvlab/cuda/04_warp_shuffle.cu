@@ -1,5 +1,5 @@
-// Stage 4 - warp shuffle: float4 loads, several loads in flight, and a
-// reduction through registers instead of a shared-memory tree.
+// Stage 4 - warp shuffle: float4 loads, several loads in flight, a reduction
+// through registers instead of a shared-memory tree, and A read past the L1.
 //
 // Changes from stage 3:
 //  * Reduction. __shfl_down_sync lets a thread read a register of another
@@ -12,6 +12,17 @@
 //    loads of A (and of B) before using any of them, into separate
 //    accumulators, so one thread keeps LOADS memory requests travelling at once
 //    and fewer warps are needed to cover memory latency.
+//  * A past the L1. Each byte of A is used once; each byte of B is used by
+//    every block. A plain load keeps A's lines in the SM's L1 cache, where they
+//    push out the lines of B that the other blocks on the SM are about to read.
+//    __ldcg ("cache global") loads A through the L2 only, so the L1 keeps B and
+//    fewer of B's loads travel to the L2. On the H200 this was worth about 1% at
+//    the headline shape (tools/explore/h200-round3.txt); B's loads stay plain.
+//
+// Registers decide occupancy here: at 2 loads in flight the kernel needs 32
+// registers, so 2048 threads fit on an SM; at 4 it needs 40 and 1536 fit.
+// Fewer resident blocks means more waves of blocks, and a last wave that can
+// be nearly empty (the block-size sweep shows it).
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -34,15 +45,15 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
         float4 a[LOADS], b[LOADS];
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) {  // issue every load first ...
-            a[u] = a4[i + u * stride];
-            b[u] = b4[i + u * stride];
+            a[u] = __ldcg(a4 + i + u * stride);  // used once: bypass the L1
+            b[u] = b4[i + u * stride];           // used by every block: keep it cached
         }
 #pragma unroll
         for (int u = 0; u < LOADS; ++u)  // ... then use them
             acc[u] += a[u].x * b[u].x + a[u].y * b[u].y + a[u].z * b[u].z + a[u].w * b[u].w;
     }
     for (; i < K4; i += stride) {  // what is left when K4 is not a multiple of LOADS * stride
-        const float4 a = a4[i], b = b4[i];
+        const float4 a = __ldcg(a4 + i), b = b4[i];
         acc[0] += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     }
     float sum = 0.0f;

@@ -3,7 +3,8 @@
 // Change from stage 4: a block computes ROWS neighbouring rows. Each trip round
 // the loop a thread loads one float4 of B and the float4s at the same column
 // of its ROWS rows of A, so every B load serves ROWS rows and the ROWS loads of
-// A are independent: they are the loads in flight.
+// A are independent: they are the loads in flight. A is read past the L1
+// (__ldcg), as in stage 4.
 //
 // When it pays: where rows are short (K = 128: one block per row leaves most of
 // a block idle and spends its time reducing) or B is too big for the L2. At the
@@ -37,7 +38,7 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         float4 a[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)  // issue all ROWS loads before using any; rows past
-            a[r] = a4[min(r, rows - 1) * K4 + i];  // the end re-read the last (no branch)
+            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // the end re-read the last
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             acc[r] += a[r].x * b.x + a[r].y * b.y + a[r].z * b.z + a[r].w * b.w;
