@@ -62,12 +62,6 @@ def checks() -> list[tuple[str, str, str, bool]]:
     dis = toolchain.find_tool("cuobjdump")
     out.append(("disassembler", dis or "not found",
                 "" if dis else "optional, for SASS load widths: the CUDA toolkit's cuobjdump, or pip install triton", False))
-    try:
-        import triton
-
-        out.append(("timer", f"triton {triton.__version__} (triton.testing.do_bench)", "", False))
-    except ImportError:
-        out.append(("timer", "torch.utils.benchmark (triton not installed)", "pip install triton for do_bench", False))
     return out
 
 
