@@ -7,7 +7,8 @@ and the relative 2-norm error against a float64 reference.
 Timing: warm-up first, then at least 20 launches each timed alone with CUDA events, the L2
 flushed before each one by reading a buffer four times its size (see flush_l2 for why not
 triton.testing.do_bench's flush), reported as median, min, max and quartiles. The same run
-times torch.matmul (cuBLAS) and the read ceiling, so every stage is compared with its peers as ratios measured minutes apart, never with numbers from elsewhere.
+times torch.matmul (cuBLAS) and the read ceiling, so every stage is compared with its peers as
+ratios measured minutes apart, never with numbers from elsewhere.
 """
 
 from __future__ import annotations
