@@ -499,7 +499,7 @@ for row in (2047, 2048):
 ("code", 'nb.look_back(ctx, "multirow", predicted_ms=2)\nprint()\nnb.spread(ctx)'),
 ("md", """
 The prediction for the headline shape was "no gain", and that is what the recorded run shows: stage 5 with 2
-rows per block at 1024 threads took 1.877 ms against stage 4's 1.876, inside each other's quartiles. Reusing
+rows per block at 1024 threads took 1.877 ms against stage 4's 1.876, within stage 4's quartiles. Reusing
 B halves B's loads, but stage 4 had already made most of them L1 hits. The prediction for short rows held:
 five times faster at K = 128.
 """),
