@@ -114,10 +114,11 @@ def flush_l2() -> None:
 
     Why read rather than write: triton.testing.do_bench flushes by writing 256 MiB of zeros. The
     L2 then holds dirty lines, and writing them back to memory happens during the timed kernel:
-    on the H200 that added 8 to 13 us to every kernel (13% at M = K = 8192), and slowed some load
-    types more than others (tools/explore/h200-round3.txt, timers "zero" and "read"). After a
-    read the L2 holds clean lines, which are dropped for free; times then matched launches with
-    no flush at all to within 0.1%, at every shape measured.
+    on the H200 that added 8 to 12 us to most kernels (10 to 14% at M = K = 8192) and about
+    40 us to torch.matmul and to __ldcs loads at the headline shape (tools/explore/h200-round3.txt,
+    timers "zero" and "read"). After a read the L2 holds clean lines, which are dropped for free:
+    every gemvlab kernel timed both ways then matched launches with no flush at all to within
+    0.3% (tools/explore/h200-round2.txt, timers "read" and "none").
     """
     device = torch.cuda.current_device()
     if device not in _flush:
