@@ -1,12 +1,11 @@
 """Exploration on the H200 (not part of gemvlab): which stage-4 design gains over stage 3, timed
 round-robin so that drift hits every variant alike. Prints medians over all rounds."""
-import statistics, sys, time
+import statistics
 from pathlib import Path
 import torch
 from triton.testing import do_bench
-import gemvlab as lab
 from gemvlab import bench, build
-from gemvlab.kernels import _launcher, prepare, read_ceiling_launcher, get_stage
+from gemvlab.kernels import prepare, read_ceiling_launcher
 
 here = Path(__file__).parent
 ex = build.build("explore", (here / "stage4_variants.cu").read_text())

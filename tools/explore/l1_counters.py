@@ -6,14 +6,12 @@ K = 65536 (A is 537 MB), to be run under Nsight Compute:
 
 Kernels: stage 3 (512 threads), round 2's stage-4 copy with plain loads of A and with __ldcg
 (256 threads, 2 loads in flight), gemvlab's stage 4 and stage 5 (2 rows) as built."""
-import sys
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent))
-from gemvlab import bench, build  # noqa: E402
-from gemvlab.kernels import gemv  # noqa: E402
+from gemvlab import bench, build
+from gemvlab.kernels import gemv
 
 fn = build.build("round2", (Path(__file__).parent / "round2.cu").read_text()).function("launch_round2")
 M, K = 2048, 65536
