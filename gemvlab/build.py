@@ -46,6 +46,7 @@ class KernelResources:
     stack_bytes: int
     spill_store_bytes: int
     spill_load_bytes: int
+    symbol: str = ""  # the mangled name, as the library exports it
 
     @property
     def spills(self) -> bool:
@@ -121,8 +122,11 @@ def _capture_fd1():
             out["text"] = tmp.read().decode(errors="replace")
 
 
-def build(name: str, source: str, extra_flags: list[str] | None = None) -> Built:
-    """Compile `source` (CUDA C++ with extern "C" launchers) and load it; cached across processes."""
+def build(name: str, source: str, extra_flags: list[str] | None = None, headers: dict | None = None) -> Built:
+    """Compile `source` (CUDA C++ with extern "C" launchers) and load it; cached across processes.
+
+    `headers` ({file name: text}) are the local files the source #includes: they are written
+    beside the build and are part of the cache key, so editing a header rebuilds its users."""
     toolchain.configure()
     problems = toolchain.missing_for_build()
     if problems:
@@ -131,7 +135,9 @@ def build(name: str, source: str, extra_flags: list[str] | None = None) -> Built
 
     arch, _ = toolchain.arch_flags()
     flags = NVCC_FLAGS + arch + list(extra_flags or [])
-    digest = hashlib.sha256("\0".join([source, *flags]).encode()).hexdigest()[:12]
+    headers = dict(sorted((headers or {}).items()))
+    digest = hashlib.sha256("\0".join([source, *flags, *(f"{k}\0{v}" for k, v in headers.items())])
+                            .encode()).hexdigest()[:12]
     module = f"gemvlab_{name}_{digest}"
     folder = cache_root() / module
     library_path = folder / f"{module}.so"
@@ -140,6 +146,10 @@ def build(name: str, source: str, extra_flags: list[str] | None = None) -> Built
     if not cached and folder.exists():
         shutil.rmtree(folder)  # half-built or built without a report: start clean
     folder.mkdir(parents=True, exist_ok=True)
+    for file_name, text in headers.items():
+        (folder / file_name).write_text(text)
+    if headers:
+        flags = flags + [f"-I{folder}"]
 
     start = time.perf_counter()
     with _capture_fd1() as out:
@@ -164,10 +174,17 @@ def build(name: str, source: str, extra_flags: list[str] | None = None) -> Built
     if not cached:
         report_path.write_text(_ptxas_lines(out["text"]))
     ptxas_log = report_path.read_text()
+    try:
+        library = ctypes.CDLL(str(library_path))
+    except OSError:  # a cached build that cannot load here (made on another machine): build again
+        if not cached:
+            raise
+        shutil.rmtree(folder, ignore_errors=True)
+        return build(name, source, extra_flags, headers)
     return Built(
         name=name,
         path=library_path,
-        library=ctypes.CDLL(str(library_path)),
+        library=library,
         resources=parse_ptxas(ptxas_log),
         sass=sass_summary(library_path),
         seconds=seconds,
@@ -193,7 +210,8 @@ def _ptxas_lines(text: str) -> str:
 def demangle(symbol: str) -> str:
     """Readable names for gemvlab's kernels: _Z13gemv_multirowILi4EEvPKfS1_Pfxx -> gemv_multirow<4>.
 
-    Handles plain functions and integer template arguments, which is all the stages use;
+    Handles plain functions and integer and bool template arguments (Lb1E -> true), which is
+    all gemvlab's kernels use;
     anything else comes back unchanged. (No c++filt, so names read the same on every machine.)
     """
     m = re.match(r"_Z(\d+)", symbol)
@@ -205,7 +223,8 @@ def demangle(symbol: str) -> str:
     if rest.startswith("I"):
         args = re.match(r"I((?:L[a-z]\d+E)+)E", rest)
         if args:
-            values = re.findall(r"L[a-z](\d+)E", args.group(1))
+            values = [({"0": "false", "1": "true"}[v] if t == "b" else v)
+                      for t, v in re.findall(r"L([a-z])(\d+)E", args.group(1))]
             name += "<" + ", ".join(values) + ">"
     return name
 
@@ -214,11 +233,11 @@ def demangle(symbol: str) -> str:
 
 def parse_ptxas(text: str) -> dict:
     """Kernel name -> KernelResources, from ptxas -v output (one entry per compiled kernel)."""
-    found, current, props = {}, None, {}
+    found, current, symbol, props = {}, None, "", {}
     for line in text.splitlines():
         m = re.search(r"Compiling entry function '([^']+)'", line)
         if m:
-            current, props = demangle(m.group(1)), {}
+            current, symbol, props = demangle(m.group(1)), m.group(1), {}
             continue
         m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
         if m and current:
@@ -230,7 +249,7 @@ def parse_ptxas(text: str) -> dict:
             found[current] = KernelResources(
                 kernel=current, registers=int(m[1]), shared_bytes=int(smem[1]) if smem else 0,
                 stack_bytes=props.get("stack", 0), spill_store_bytes=props.get("spill_st", 0),
-                spill_load_bytes=props.get("spill_ld", 0))
+                spill_load_bytes=props.get("spill_ld", 0), symbol=symbol)
             current = None
     return found
 

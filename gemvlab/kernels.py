@@ -14,6 +14,7 @@ flight, rows per block) are launch arguments, so a slider never rebuilds anythin
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,8 @@ class Stage:
     default_variant: int = 0
     shared_per_thread: int = 0  # dynamic shared memory bytes per thread, set at launch
     rows_per_block_is_variant: bool = False
+    template_suffix: str = ""  # more template arguments after the variant: ", true"
+    role: str = "stage"  # "stage", "step" (stage 4 taken apart), "yardstick", "dispatch"
 
     @property
     def source_path(self) -> Path:
@@ -49,10 +52,18 @@ class Stage:
     def source(self) -> str:
         return self.source_path.read_text()
 
+    def headers(self) -> dict:
+        """The local headers the source #includes ({file name: text}), for the build."""
+        names = re.findall(r'^#include "([^"]+)"', self.source(), re.M)
+        return {name: (CUDA_DIR / name).read_text() for name in names}
+
     def kernel_name(self, variant: int | None = None) -> str:
         if self.variant_name is None:
             return self.kernel
-        return f"{self.kernel}<{self.default_variant if variant is None else variant}>"
+        v = self.default_variant if variant is None else variant
+        if self.role == "dispatch":  # variant = first template argument * 2 + B_VEC
+            return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
+        return f"{self.kernel}<{v}{self.template_suffix}>"
 
     def grid(self, M: int, block: int, variant: int) -> int:
         if self.name == "naive":
@@ -88,26 +99,61 @@ STAGES = (
           shared_per_thread=4),
     Stage(4, "warp_shuffle", "warp-shuffle reduction, loads in flight, A past the L1", "04_warp_shuffle.cu",
           "launch_warp_shuffle", "gemv_warp_shuffle", block_rule="multiple of 32", float4=True,
-          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=2),
+          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=2,
+          template_suffix=", true"),
     Stage(5, "multirow", "several rows per block reuse each B load", "05_multirow.cu",
           "launch_multirow", "gemv_multirow", block_rule="multiple of 32", float4=True,
           default_block=256, variant_name="rows per block", variants=(1, 2, 4, 8, 16, 32, 64),
           default_variant=4, rows_per_block_is_variant=True),
 )
 
+#: Stage 4 with A loaded plainly, through the L1: with 1 load in flight it is stage 3 with only
+#: the shuffle reduction, with 2 it adds loads in flight; stage 4 itself then adds __ldcg.
+#: Notebook 03 measures these steps one at a time.
+STAGE4_STEP = Stage(4, "warp_shuffle_l1", "stage 4 with A read through the L1 (no __ldcg)",
+                    "04_warp_shuffle.cu", "launch_warp_shuffle_through_l1", "gemv_warp_shuffle",
+                    block_rule="multiple of 32", float4=True, default_block=256,
+                    variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=1,
+                    template_suffix=", false", role="step")
+
 #: Not a stage: the float4 read-only passes over A that measure the read ceiling. Its variant
 #: is the grid: 0 for one block per row (read_rows), else that many blocks striding (read_grid).
 READ_CEILING = Stage(0, "read_ceiling", "float4 read-only pass over A", "read_ceiling.cu",
                      "launch_read_ceiling", "read_rows", block_rule="multiple of 32",
-                     float4=True, default_block=512)
+                     float4=True, default_block=512, role="yardstick")
+
+#: The dispatcher's kernels (gemvlab.dispatch launches them; they take rows that start anywhere).
+#: Their variant is the first template argument * 2 + B_VEC (B read as float4s or not).
+SPLIT_K = Stage(0, "split_k", "K split into stretches, a block per stretch, then a fixed-order reduce",
+                "split_k.cu", "launch_split_k", "gemv_split_k", block_rule="multiple of 32", float4=False,
+                default_block=256, variant_name="loads in flight * 2 + B as float4", variants=(4, 5, 8, 9),
+                default_variant=5, role="dispatch")
+ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per warp",
+                      "rows_per_warp.cu", "launch_rows_per_warp", "gemv_rows_per_warp",
+                      block_rule="multiple of 32", float4=False, default_block=256,
+                      variant_name="lanes per row * 2 + B as float4",
+                      variants=tuple(2 * g + b for g in (1, 2, 4, 8, 16, 32) for b in (0, 1)),
+                      default_variant=65, role="dispatch")
+DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP)
+
+#: Not a stage: one thread chasing pointers, for the memory latency (gemvlab.latency).
+MEMORY_LATENCY = Stage(0, "memory_latency", "one thread chasing pointers", "memory_latency.cu",
+                       "launch_pointer_chase", "pointer_chase", block_rule="any", float4=False,
+                       default_block=1, role="yardstick")
+
+#: Every kernel gemvlab launches, for the build and the occupancy checks.
+ALL_KERNELS = STAGES + (STAGE4_STEP, READ_CEILING) + DISPATCH_KERNELS + (MEMORY_LATENCY,)
 
 
 def get_stage(stage) -> Stage:
     """A Stage from itself, its name ('warp_shuffle') or its number (4)."""
     if isinstance(stage, Stage):
         return stage
-    for s in STAGES + (READ_CEILING,):
+    for s in STAGES:
         if stage in (s.name, s.number, str(s.number)):
+            return s
+    for s in ALL_KERNELS:
+        if stage == s.name:
             return s
     raise checks.GemvInputError(f"no stage {stage!r}: choose one of {[s.name for s in STAGES]} or 1 to 5")
 
@@ -118,16 +164,18 @@ _built: dict = {}
 def build_stage(stage) -> Built:
     """Compile a stage's .cu file (or load it from the cache); works without a GPU."""
     st = get_stage(stage)
-    source = st.source()
-    key = (st.name, source)
+    source, headers = st.source(), st.headers()
+    key = (st.source_file, source, tuple(sorted(headers.items())))
     if key not in _built:
-        _built[key] = build(st.name, source)
+        _built[key] = build(Path(st.source_file).stem.lstrip("0123456789_") or st.name, source,
+                            headers=headers)
     return _built[key]
 
 
 def build_all() -> dict:
-    """Every stage and the read-ceiling kernel, built; name -> Built."""
-    return {s.name: build_stage(s) for s in STAGES + (READ_CEILING,)}
+    """Every kernel gemvlab launches (stages, stage 4's step, the read ceiling, the dispatcher's),
+    built; name -> Built. Stages that share a .cu file share one build."""
+    return {s.name: build_stage(s) for s in ALL_KERNELS}
 
 
 def resources(stage, variant: int | None = None):
@@ -141,7 +189,7 @@ def stage_occupancy(stage, block: int, variant: int | None, limits: occupancy.SM
     (registers, static shared memory) and the shared memory its launch adds per thread."""
     st = get_stage(stage)
     res = resources(st, variant)
-    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes + st.shared_per_thread * block)
+    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes, st.shared_per_thread * block)
 
 
 def check_fits(st: Stage, block: int, variant: int, limits: occupancy.SMLimits) -> None:
@@ -216,12 +264,23 @@ def prepare(A, B, stage="warp_shuffle", block: int | None = None, variant: int |
     return launch, (C.view(M, 1) if B.dim() == 2 else C)
 
 
-def gemv(A, B, stage="warp_shuffle", block: int | None = None, variant: int | None = None, out=None):
-    """C = A @ B with one stage's kernel. C has shape (M, 1) when B is (K, 1), else (M,).
+def gemv(A, B, stage=None, block: int | None = None, variant: int | None = None, out=None):
+    """C = A @ B. C has shape (M, 1) when B is (K, 1), else (M,).
 
-    Every input is checked first (gemvlab.checks); a bad one raises GemvInputError naming the
-    fix, before any kernel runs. M = 0 or K = 0 give the right answer without a launch.
+    Without a stage, the dispatcher (gemvlab.dispatch) picks the kernel for the shape and takes
+    any float32 A whose rows are adjacent floats: any M, K, K % 4, row stride or first address.
+    With `stage` (a name or 1 to 5), that stage's kernel runs at `block` and `variant`, exactly
+    as the notebooks teach it; the float4 stages then refuse unaligned rows rather than fall back.
+    Every input is checked first; a bad one raises GemvInputError naming the fix, before any
+    kernel runs. M = 0 or K = 0 give the right answer without a launch.
     """
+    if stage is None:
+        if block is not None or variant is not None:
+            raise checks.GemvInputError("block and variant choose a stage's launch: pass stage= too "
+                                        "(without a stage the dispatcher chooses the launch)")
+        from . import dispatch
+
+        return dispatch.gemv(A, B, out)
     launch, C = prepare(A, B, stage, block, variant, out)
     launch()
     return C

@@ -49,7 +49,7 @@ def test_sass_load_widths(built):
         for v in st.variants:
             s = built[st.name].sass[st.kernel_name(v)]
             assert set(s.global_loads) == {128}, (st.name, v, s.global_loads)
-    ws = built["warp_shuffle"].sass["gemv_warp_shuffle<4>"]
+    ws = built["warp_shuffle"].sass["gemv_warp_shuffle<4, true>"]
     assert ws.shuffles >= 10 and ws.barriers == 1
     # stages 4 and 5 load A past the L1 (__ldcg: LDG.E.128.STRONG.GPU) and B through it
     for st in lab.STAGES[3:]:

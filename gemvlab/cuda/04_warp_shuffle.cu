@@ -1,28 +1,31 @@
 // Stage 4 - warp shuffle: float4 loads, several loads in flight, a reduction
 // through registers instead of a shared-memory tree, and A read past the L1.
 //
-// Changes from stage 3:
+// Changes from stage 3 (notebook 03 measures each one on its own: LOADS = 1 with
+// A_PAST_L1 = false is stage 3 with only the new reduction; LOADS = 2 adds loads in
+// flight; A_PAST_L1 = true, the stage itself, adds the cache hint):
 //  * Reduction. __shfl_down_sync lets a thread read a register of another
 //    thread in its warp, so a warp adds its 32 partial sums in 5 steps with no
 //    shared memory and no barrier. Only one value per warp goes through shared
-//    memory, and one __syncthreads() remains (stage 3 had log2(blockDim.x) + 1).
+//    memory, and one __syncthreads() remains (stage 3 has log2(blockDim.x) + 1).
 //    The full mask 0xffffffff promises that all 32 lanes take part: every warp
 //    must be complete, so blockDim.x is a multiple of 32 (checked before launch).
 //  * Loads in flight. Each trip round the loop issues LOADS independent float4
 //    loads of A (and of B) before using any of them, into separate
-//    accumulators, so one thread keeps LOADS memory requests travelling at once
-//    and fewer warps are needed to cover memory latency.
+//    accumulators, so one thread keeps LOADS loads of A travelling at once
+//    and fewer warps are needed to keep the same bytes in flight.
 //  * A past the L1. Each byte of A is used once; each byte of B is used by
 //    every block. A plain load keeps A's lines in the SM's L1 cache, where they
-//    push out the lines of B that the other blocks on the SM are about to read.
-//    __ldcg ("cache global") loads A through the L2 only, so the L1 keeps B and
-//    fewer of B's loads travel to the L2. On the H200 this was worth about 1% at
-//    the headline shape (tools/explore/h200-round3.txt); B's loads stay plain.
+//    can push out the lines of B that the other blocks on the SM are about to
+//    read. __ldcg ("cache global") loads A through the L2 only, so the L1 keeps
+//    B. B's loads stay plain.
 //
-// Registers decide occupancy here: at 2 loads in flight the kernel needs 32
-// registers, so 2048 threads fit on an SM; at 4 it needs 40 and 1536 fit.
-// Fewer resident blocks means more waves of blocks, and a last wave that can
-// be nearly empty (the block-size sweep shows it).
+// Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
+// registers, so 2048 threads fit; at LOADS = 4 it needs 40, and registers are
+// handed out per warp in each quarter of the SM (16,384 per quarter, 1,280 per
+// warp: 12 warps), so 48 warps, 1536 threads, fit. Fewer resident blocks means
+// more waves of blocks, and a last wave that can be nearly empty: notebook 03
+// computes both for each block size.
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -31,7 +34,12 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;  // lane 0 holds the warp's total
 }
 
-template <int LOADS>
+template <bool A_PAST_L1>
+__device__ __forceinline__ float4 load_a(const float4* p) {
+    return A_PAST_L1 ? __ldcg(p) : *p;  // __ldcg: cached in the L2, not the L1
+}
+
+template <int LOADS, bool A_PAST_L1>
 __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __restrict__ B,
                                   float* __restrict__ C, long long K) {
     const float4* a4 = reinterpret_cast<const float4*>(A + (long long)blockIdx.x * K);
@@ -45,15 +53,15 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
         float4 a[LOADS], b[LOADS];
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) {  // issue every load first ...
-            a[u] = __ldcg(a4 + i + u * stride);  // used once: bypass the L1
-            b[u] = b4[i + u * stride];           // used by every block: keep it cached
+            a[u] = load_a<A_PAST_L1>(a4 + i + u * stride);  // used once
+            b[u] = b4[i + u * stride];                       // used by every block: keep it cached
         }
 #pragma unroll
         for (int u = 0; u < LOADS; ++u)  // ... then use them
             acc[u] += a[u].x * b[u].x + a[u].y * b[u].y + a[u].z * b[u].z + a[u].w * b[u].w;
     }
     for (; i < K4; i += stride) {  // what is left when K4 is not a multiple of LOADS * stride
-        const float4 a = __ldcg(a4 + i), b = b4[i];
+        const float4 a = load_a<A_PAST_L1>(a4 + i), b = b4[i];
         acc[0] += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
     }
     float sum = 0.0f;
@@ -73,16 +81,28 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
     }
 }
 
-// `variant` is LOADS, the number of float4 loads each thread keeps in flight.
-extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, long long M,
-                                   long long K, int block, int variant, cudaStream_t stream) {
+template <bool A_PAST_L1>
+int launch(const float* A, const float* B, float* C, long long M, long long K, int block, int loads,
+           cudaStream_t stream) {
     const unsigned grid = (unsigned)M;
-    switch (variant) {
-        case 1: gemv_warp_shuffle<1><<<grid, block, 0, stream>>>(A, B, C, K); break;
-        case 2: gemv_warp_shuffle<2><<<grid, block, 0, stream>>>(A, B, C, K); break;
-        case 4: gemv_warp_shuffle<4><<<grid, block, 0, stream>>>(A, B, C, K); break;
-        case 8: gemv_warp_shuffle<8><<<grid, block, 0, stream>>>(A, B, C, K); break;
+    switch (loads) {
+        case 1: gemv_warp_shuffle<1, A_PAST_L1><<<grid, block, 0, stream>>>(A, B, C, K); break;
+        case 2: gemv_warp_shuffle<2, A_PAST_L1><<<grid, block, 0, stream>>>(A, B, C, K); break;
+        case 4: gemv_warp_shuffle<4, A_PAST_L1><<<grid, block, 0, stream>>>(A, B, C, K); break;
+        case 8: gemv_warp_shuffle<8, A_PAST_L1><<<grid, block, 0, stream>>>(A, B, C, K); break;
         default: return (int)cudaErrorInvalidValue;
     }
     return (int)cudaGetLastError();
+}
+
+// Stage 4. `variant` is LOADS, the number of float4 loads of A each thread keeps in flight.
+extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, long long M,
+                                   long long K, int block, int variant, cudaStream_t stream) {
+    return launch<true>(A, B, C, M, K, block, variant, stream);
+}
+
+// Stage 4 with A loaded plainly, through the L1: the steps between stage 3 and stage 4.
+extern "C" int launch_warp_shuffle_through_l1(const float* A, const float* B, float* C, long long M,
+                                              long long K, int block, int variant, cudaStream_t stream) {
+    return launch<false>(A, B, C, M, K, block, variant, stream);
 }
