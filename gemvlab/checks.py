@@ -49,17 +49,21 @@ def check_tensors(A, B, require_cuda: bool = True) -> tuple[int, int]:
     if require_cuda:
         for name, t in (("A", A), ("B", B)):
             if t.device.type != "cuda":
-                raise GemvInputError(
-                    f"{name} is on the {t.device.type.upper()}, but a CUDA kernel can only read GPU memory: "
-                    f"given {name}.data_ptr() it would read a host address, and the launch would fail "
-                    f"later with 'an illegal memory access was encountered'. Move it first: "
-                    f"{name} = {name}.cuda() (or create it with device='cuda')")
+                raise GemvInputError(not_on_gpu_message(name, t.device))
     for name, t in (("A", A), ("B", B)):
         if not t.is_contiguous():
             raise GemvInputError(
                 f"{name} is not contiguous (strides {t.stride()} for shape {tuple(t.shape)}, e.g. a transpose "
                 f"or a column slice); the kernels walk rows of K neighbouring floats. Pass {name}.contiguous()")
     return M, K
+
+
+def not_on_gpu_message(name: str, device) -> str:
+    return (f"{name} is on the {device.type.upper()}. The kernels read the addresses they are given as "
+            f"GPU addresses; an ordinary CPU tensor's memory is not one unless the driver maps host memory "
+            f"for the GPU (HMM or ATS, on some Linux systems), so a kernel handed {name}.data_ptr() usually "
+            f"fails later with 'an illegal memory access was encountered' (notebook 01 shows it). Move it "
+            f"first: {name} = {name}.cuda() (or create it with device='cuda')")
 
 
 def check_alignment(A, B, K: int) -> None:

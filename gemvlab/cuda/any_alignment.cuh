@@ -1,0 +1,69 @@
+// Shared by the dispatcher's kernels (split_k.cu, rows_per_warp.cu): the dot product of one
+// stretch of a row of A with the same stretch of B, for a row that may start anywhere.
+//
+// Stages 3 to 5 need every row to start 16-byte aligned (K % 4 == 0, aligned pointers) and
+// refuse anything else. A library cannot: K = 4099 puts row r at byte 4 * 4099 * r, a view such
+// as A[:, 1:] starts mid-row, and torch.matmul takes both. So a stretch is cut in three:
+//   head: the 0 to 3 floats before the row's first 16-byte boundary, read one float at a time;
+//   body: whole float4s from that boundary on, LOADS of them in flight per lane (LDG.E.128);
+//   tail: the 0 to 3 floats after the last whole float4.
+// The head and tail are at most 6 of the stretch's floats, so an unaligned row costs a few
+// scalar loads per row, not a slow kernel.
+//
+// B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
+// as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
+// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads: B
+// is shared by every row and comes from the L1 or the L2, so this costs load instructions, not
+// memory bandwidth.
+//
+// A is loaded with __ldcg (cached in the L2 only): each byte of A is used once, and keeping it
+// out of the L1 leaves the L1 to B, which every row reads (stage 4 measured this).
+#pragma once
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ float dot4(float4 a, float4 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+
+template <bool B_VEC>
+__device__ __forceinline__ float4 load_b4(const float* __restrict__ b, long long i) {
+    if (B_VEC) return reinterpret_cast<const float4*>(b)[i];
+    const float* p = b + 4 * i;  // B is not aligned where A is: four scalar loads
+    return make_float4(p[0], p[1], p[2], p[3]);
+}
+
+// This lane's share of sum(a[k] * b[k], k < n), for `lanes` lanes numbered 0..lanes-1 that
+// together cover the stretch. a and b point at the stretch's first element (4-byte aligned).
+template <int LOADS, bool B_VEC>
+__device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const float* __restrict__ b,
+                                             long long n, int lane, int lanes) {
+    float acc[LOADS] = {};
+    // head: floats until a reaches a 16-byte boundary (0 to 3, never past the stretch)
+    const long long head = min((long long)(((16 - (reinterpret_cast<size_t>(a) & 15)) & 15) / 4), n);
+    for (long long h = lane; h < head; h += lanes) acc[0] += __ldcg(a + h) * b[h];
+    a += head;
+    b += head;
+    n -= head;
+    // body: float4s, LOADS independent loads per lane issued before any is used
+    const float4* a4 = reinterpret_cast<const float4*>(a);
+    const long long n4 = n / 4;
+    long long i = lane;
+#pragma unroll 1  // exactly LOADS loads in flight: no further unrolling by the compiler
+    for (; i + (LOADS - 1) * (long long)lanes < n4; i += LOADS * (long long)lanes) {
+        float4 av[LOADS], bv[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            av[u] = __ldcg(a4 + i + u * lanes);
+            bv[u] = load_b4<B_VEC>(b, i + u * lanes);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) acc[u] += dot4(av[u], bv[u]);
+    }
+    for (; i < n4; i += lanes) acc[0] += dot4(__ldcg(a4 + i), load_b4<B_VEC>(b, i));
+    // tail: what is left after the last whole float4 (0 to 3 floats)
+    for (long long t = 4 * n4 + lane; t < n; t += lanes) acc[0] += __ldcg(a + t) * b[t];
+    float sum = 0.0f;
+#pragma unroll
+    for (int u = 0; u < LOADS; ++u) sum += acc[u];
+    return sum;
+}

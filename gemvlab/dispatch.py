@@ -1,0 +1,388 @@
+"""``gemvlab.gemv(A, B)`` without a stage: the kernel and launch chosen for the shape at hand.
+
+The stages teach one design each, and each design is fast only for some shapes (notebook 04's
+sweep): one block per row leaves SMs idle when rows are few and wastes most of each block
+when rows are short, and the float4 stages refuse rows that do not start 16-byte aligned. The
+dispatcher picks, by a rule over (M, K, alignment, the GPU's SM count, its L2 size and the
+kernels' occupancy), one of two kernels that take any row, aligned or not:
+
+* ``split_k`` (cuda/split_k.cu): a block per stretch of a row; K is split into ``splits``
+  stretches when there are too few rows to fill the GPU, and a second kernel adds each row's
+  partial sums in a fixed order (deterministic, no float atomics). With one stretch it is one
+  block per row, stage 4's design.
+* ``rows_per_warp`` (cuda/rows_per_warp.cu): G lanes per row, several rows per warp, for rows
+  too short to keep a block busy.
+
+The rule is :func:`choose`, a pure function of numbers, unit tested on the CPU branch by branch;
+``gemvlab.explain(A, B)`` prints its choice and reasons for a given A and B. ``gemv`` caches the
+plan per (shape, strides, alignment, device), so a repeated call checks its inputs with a
+dictionary lookup and launches at once: the Python side costs a few microseconds, not the
+~100 us of the stage path (which checks everything and rebuilds nothing, but does it each time).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import torch
+
+from . import checks, occupancy
+from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, resources
+
+#: Rows of at most this many floats go to rows_per_warp (G lanes per row); longer rows to split_k.
+SHORT_ROW_K = 4096
+#: rows_per_warp: each lane of a group should get about this many floats of its row.
+FLOATS_PER_LANE = 16
+#: split_k: threads per block, and a stretch is at least this many floats (so that a block's
+#: work is much more than its start and its reduction).
+SPLIT_BLOCK = 256
+MIN_CHUNK = 8192
+#: split_k: float4 loads of A in flight per thread, with one stretch per row (stage 4's best at
+#: the headline shape) and with several (shorter stretches, B from the L2).
+ROW_LOADS = 2
+SPLIT_LOADS = 4
+#: split_k: a split count is good when the blocks fill this fraction of their waves.
+WAVE_FILL = 0.9
+#: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
+#: that the rows sharing it find it there (blocks of one stretch run together).
+B_SHARE_OF_L2 = 0.25
+ROWS_BLOCK = 256
+
+_ARGTYPES = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+             ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+             ctypes.c_void_p]
+
+
+@dataclass(frozen=True)
+class Device:
+    """What the rule needs to know of a GPU."""
+
+    name: str
+    sms: int
+    l2_bytes: int
+    limits: occupancy.SMLimits
+
+    @classmethod
+    def of(cls, index: int | None = None) -> "Device":
+        p = torch.cuda.get_device_properties(index if index is not None else torch.cuda.current_device())
+        return cls(p.name, p.multi_processor_count, p.L2_cache_size, occupancy.limits_of_device(index))
+
+    @classmethod
+    def recorded(cls, doc: dict | None = None) -> "Device":
+        from . import results
+
+        m = (doc or results.load())["machine"]
+        return cls(m["gpu"], m["sm_count"], m["l2_bytes"], occupancy.SMLimits.from_dict(m["sm_limits"]))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One launch (or two, for split_k with several stretches) and why it was chosen."""
+
+    M: int
+    K: int
+    kernel: str  # "split_k", "rows_per_warp", "none" (M = 0) or "zeros" (K = 0)
+    variant: int = 0  # the kernel's template arguments (see kernels.SPLIT_K, ROWS_PER_WARP)
+    block: int = 0
+    grid: int = 0
+    splits: int = 1
+    chunk: int = 0  # floats per stretch (split_k)
+    lanes_per_row: int = 0  # rows_per_warp's G
+    loads: int = 0  # float4 loads of A in flight per thread
+    b_vec: bool = False  # B read as float4s (aligned where A's rows are)
+    waves: int = 0
+    last_wave_fill: float = 0.0
+    reasons: tuple = field(default=(), compare=False)
+
+    @property
+    def name(self) -> str:
+        if self.kernel == "split_k":
+            return f"split_k<{self.loads}, {str(self.b_vec).lower()}>" + (
+                f" x {self.splits} stretches" if self.splits > 1 else "")
+        if self.kernel == "rows_per_warp":
+            return f"rows_per_warp<{self.lanes_per_row}, {str(self.b_vec).lower()}>"
+        return self.kernel
+
+    @property
+    def launch(self) -> str:
+        if self.kernel == "split_k":
+            text = f"{self.grid} blocks of {self.block} threads"
+            if self.splits > 1:
+                text += (f" ({self.M} rows x {self.splits} stretches of {self.chunk:,} floats), then "
+                         f"{-(-self.M * 32 // 256)} blocks of 256 adding each row's {self.splits} partial sums")
+            return text
+        if self.kernel == "rows_per_warp":
+            return (f"{self.grid} blocks of {self.block} threads, {self.lanes_per_row} lanes per row "
+                    f"({self.block // self.lanes_per_row} rows per block)")
+        return "no launch"
+
+    def describe(self) -> str:
+        lines = [f"M = {self.M:,}, K = {self.K:,}: {self.name}", f"  launch: {self.launch}"]
+        if self.waves:
+            lines.append(f"  waves: {self.waves}, the last {self.last_wave_fill:.0%} full")
+        lines += [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+def _next_pow2(x: int) -> int:
+    return 1 << max(0, (x - 1).bit_length())
+
+
+def _blocks_per_sm(kernel, variant: int, block: int, limits) -> int:
+    res = resources(kernel, variant)
+    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes).blocks_per_sm
+
+
+def choose_splits(M: int, K: int, slots: int, l2_bytes: int) -> tuple[int, list[str]]:
+    """How many stretches to cut each row into, so that M * splits blocks fill whole waves of
+    `slots` (SMs x blocks per SM), stretches stay at least MIN_CHUNK floats, and a stretch of B
+    fits in a quarter of the L2 when several rows share it."""
+    why = []
+    most = max(1, K // MIN_CHUNK)
+    least = 1
+    if M > 1 and 4 * K > B_SHARE_OF_L2 * l2_bytes:
+        least = min(most, -(-4 * K // int(B_SHARE_OF_L2 * l2_bytes)))
+        why.append(f"B ({4 * K / 2**20:.0f} MiB) is more than {B_SHARE_OF_L2:.0%} of the L2 "
+                   f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
+                   f"stretch of B find it in the L2")
+
+    def fill(s):
+        blocks = M * s
+        return blocks / (-(-blocks // slots) * slots)
+
+    if least == 1 and (fill(1) >= WAVE_FILL or M >= 8 * slots):
+        waves = -(-M // slots)
+        why.append(f"{M:,} rows fill {waves} wave(s) of {slots} blocks, the last with "
+                   f"{M - (waves - 1) * slots} of {slots}: one block per row")
+        return 1, why
+    for waves in range(1, 9):
+        s = (waves * slots) // M
+        if s > most:
+            break
+        if s >= max(2, least) and fill(s) >= WAVE_FILL:
+            why.append(f"{M:,} rows alone would fill {fill(1):.0%} of their last wave of {slots} blocks; "
+                       f"{s} stretches per row make {M * s:,} blocks: {waves} wave(s), {fill(s):.0%} full")
+            return s, why
+    s = min(most, max(least, -(-slots // M)))
+    why.append(f"stretches of at least {MIN_CHUNK:,} floats allow at most {most}; using {s}")
+    return s, why
+
+
+def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int = 2,
+              splits: int = 1, lanes_per_row: int = 32, reasons: tuple = ()) -> Plan:
+    """A consistent Plan for the given choices (grid, stretch length, waves): what choose()
+    returns, and what the explorations in tools/explore/ build to time other choices."""
+    if kernel == "rows_per_warp":
+        variant = 2 * lanes_per_row + b_vec
+        grid = -(-M // (block // lanes_per_row))
+        occ_kernel, chunk, splits, loads = ROWS_PER_WARP, 0, 1, 4
+    else:
+        variant = 2 * loads + b_vec
+        chunk = -(-(-(-K // splits)) // 4) * 4  # a whole number of float4s per stretch
+        splits = -(-K // chunk)
+        grid = M * splits
+        occ_kernel, lanes_per_row = SPLIT_K, 0
+    checks.check_grid(grid, kernel)
+    bps = _blocks_per_sm(occ_kernel, variant, block, device.limits)
+    slots = device.sms * bps
+    waves = -(-grid // slots)
+    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, loads, b_vec, waves,
+                grid / (waves * slots), tuple(reasons))
+
+
+def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
+    """The rule. `a_mod16`, `b_mod16`: A's and B's addresses modulo 16 bytes; `lda`: floats from
+    one row of A to the next."""
+    if M == 0:
+        return Plan(M, K, "none", reasons=("M = 0: an empty result, nothing to launch",))
+    if K == 0:
+        return Plan(M, K, "zeros", reasons=("K = 0: every row sums nothing, C is zeros (no kernel)",))
+    rows_aligned_alike = M == 1 or lda % 4 == 0
+    b_vec = rows_aligned_alike and (a_mod16 - b_mod16) % 16 == 0
+    why = []
+    row_start = "every row starts 16-byte aligned" if rows_aligned_alike and a_mod16 == 0 else (
+        "rows start at different offsets from a 16-byte boundary" if not rows_aligned_alike else
+        f"rows start {a_mod16} bytes past a 16-byte boundary")
+    why.append(f"{row_start}: float4 body with a scalar head and tail per row; B read as "
+               + ("float4s (aligned where A's rows are)" if b_vec else "scalars (not aligned where A's rows are)"))
+    limits = device.limits
+    if K <= SHORT_ROW_K:
+        G = min(32, _next_pow2(-(-K // FLOATS_PER_LANE)))
+        why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; {G} lanes per row "
+                      f"(about {FLOATS_PER_LANE} floats each), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
+        return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
+    loads = ROW_LOADS
+    slots = device.sms * _blocks_per_sm(SPLIT_K, 2 * loads + b_vec, SPLIT_BLOCK, limits)
+    splits, split_why = choose_splits(M, K, slots, device.l2_bytes)
+    if splits > 1 and SPLIT_LOADS != loads:
+        loads = SPLIT_LOADS
+        slots = device.sms * _blocks_per_sm(SPLIT_K, 2 * loads + b_vec, SPLIT_BLOCK, limits)
+        splits, split_why = choose_splits(M, K, slots, device.l2_bytes)
+    why.insert(0, f"K = {K:,} > {SHORT_ROW_K:,}: a block of {SPLIT_BLOCK} threads per row"
+                  + (f" stretch ({splits} stretches per row)" if splits > 1 else "")
+                  + f", {loads} float4 loads of A in flight per thread; {slots // device.sms} blocks fit "
+                    f"per SM ({device.sms} SMs: {slots} slots)")
+    return make_plan(M, K, "split_k", device, b_vec, SPLIT_BLOCK, loads, splits, reasons=tuple(why + split_why))
+
+
+# ---- inputs ------------------------------------------------------------------------------------
+
+def layout(A, B, require_cuda: bool = True) -> tuple[int, int, int]:
+    """Check A and B for the dispatcher; returns (M, K, lda). Any float32 matrix whose elements
+    along a row are adjacent (stride 1) is taken, whatever its row stride or first address; B is
+    (K,) or (K, 1) with any stride (gemv copies a strided B: K floats)."""
+    for name, t in (("A", A), ("B", B)):
+        if not isinstance(t, torch.Tensor):
+            raise checks.GemvInputError(f"{name} is a {type(t).__name__}, not a torch.Tensor: "
+                                        f"pass torch.as_tensor({name}, dtype=torch.float32, device='cuda')")
+        if t.dtype != torch.float32:
+            raise checks.GemvInputError(f"{name} is {t.dtype}; gemvlab's kernels read float32. "
+                                        f"Convert it: {name} = {name}.float()")
+    if A.dim() != 2:
+        raise checks.GemvInputError(f"A must be a 2-D matrix (M, K); got {A.dim()}-D, shape {tuple(A.shape)}")
+    M, K = A.shape
+    if tuple(B.shape) not in ((K,), (K, 1)):
+        raise checks.GemvInputError(f"B must have shape ({K},) or ({K}, 1) to match A's K = {K}; "
+                                    f"got {tuple(B.shape)}")
+    if A.device != B.device:
+        raise checks.GemvInputError(f"A is on {A.device} and B on {B.device}: put both on the same GPU "
+                                    f"(A, B = A.cuda(), B.cuda())")
+    if require_cuda and A.device.type != "cuda":
+        raise checks.GemvInputError(checks.not_on_gpu_message("A" if A.device.type != "cuda" else "B", A.device))
+    if K > 1 and M > 1 and A.stride(1) != 1:
+        raise checks.GemvInputError(
+            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column "
+            f"slice); the kernels read each row as adjacent floats. Pass A.contiguous() (a copy)")
+    lda = A.stride(0) if M > 1 else K
+    return M, K, lda
+
+
+# ---- launching ---------------------------------------------------------------------------------
+
+_devices: dict = {}
+_plans: dict = {}
+_functions: dict = {}
+
+
+def _device(index: int) -> Device:
+    if index not in _devices:
+        _devices[index] = Device.of(index)
+    return _devices[index]
+
+
+def _function(kernel):
+    if kernel.name not in _functions:
+        fn = build_stage(kernel).function(kernel.launcher)
+        fn.argtypes = _ARGTYPES
+        _functions[kernel.name] = (fn, build_stage(kernel))
+    return _functions[kernel.name]
+
+
+try:
+    _raw_stream = torch._C._cuda_getCurrentRawStream  # the current stream's handle, without a Stream object
+except AttributeError:  # pragma: no cover - older torch
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def plan_for(A, B) -> Plan:
+    """The plan gemv would use for these A and B (on their GPU, or the recorded one on the CPU)."""
+    M, K, lda = layout(A, B, require_cuda=False)
+    device = _device(A.device.index if A.device.index is not None else torch.cuda.current_device()) \
+        if A.device.type == "cuda" else Device.recorded()
+    return choose(M, K, lda, A.data_ptr() % 16, B.data_ptr() % 16, device)
+
+
+def _prepare(A, B):
+    """Check everything once and build the launch for this (shape, strides, alignment, device)."""
+    M, K, lda = layout(A, B)
+    index = A.device.index if A.device.index is not None else torch.cuda.current_device()
+    b_strided = K > 1 and B.stride(0) != 1
+    plan = choose(M, K, lda, A.data_ptr() % 16, (B.data_ptr() % 16) if not b_strided else 0, _device(index))
+    return make_launch(plan, lda, B.dim() == 2, A.device, b_strided)
+
+
+def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = False):
+    """launch(A, B, out=None) -> C for inputs already checked to match `plan` (any plan: the
+    explorations in tools/explore/ time plans the rule would not choose)."""
+    M, K = plan.M, plan.K
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    out_shape = (M, 1) if b_2d else (M,)
+    if plan.kernel in ("none", "zeros"):
+        def launch(A, B, out=None):
+            C = torch.empty(out_shape, device=device) if out is None else out
+            return C.zero_() if plan.kernel == "zeros" else C
+
+        launch.plan = plan
+        return launch
+    kernel = SPLIT_K if plan.kernel == "split_k" else ROWS_PER_WARP
+    fn, built = _function(kernel)
+    args_tail = (M, K, plan.chunk, plan.splits, plan.block, plan.variant)
+    partial_count = M * plan.splits if plan.splits > 1 else 0
+
+    def launch(A, B, out=None):
+        if b_strided:
+            B = B.reshape(K).contiguous()  # a strided B: K floats copied, far fewer than A's M * K
+        C = torch.empty(out_shape, device=device) if out is None else out
+        P = torch.empty(partial_count, device=device) if partial_count else None
+        code = fn(A.data_ptr(), lda, B.data_ptr(), C.data_ptr(), P.data_ptr() if P is not None else None,
+                  *args_tail, _raw_stream(index))
+        if code:
+            raise RuntimeError(f"launching {plan.name} failed: {built.error_string(code)} (CUDA error {code})")
+        return C
+
+    launch.plan = plan
+    return launch
+
+
+def launcher(A, B):
+    """The launch gemv uses for A and B: from the cache when this (shape, strides, dtype, device,
+    alignment) was seen before, else checked and planned now. Has a .plan."""
+    try:
+        key = (A.shape, A.stride(), A.dtype, A.device, B.shape, B.stride(), B.dtype,
+               A.data_ptr() % 16, B.data_ptr() % 16, type(A), type(B))
+    except AttributeError:  # not tensors: let the full check say what they are
+        layout(A, B)
+        raise
+    launch = _plans.get(key)
+    if launch is None:
+        launch = _plans[key] = _prepare(A, B)
+    return launch
+
+
+def run(A, B, out=None):
+    """gemv without the autograd check: what the custom op (gemvlab.ops) calls."""
+    launch = launcher(A, B)
+    if out is not None:
+        checks.check_out(out, A.shape[0], A.device)
+        out = out.view((A.shape[0], 1) if B.dim() == 2 else (A.shape[0],))
+    return launch(A, B, out)
+
+
+def gemv(A, B, out=None):
+    """C = A @ B on the GPU with the kernel the rule picks for this shape (see the module doc).
+
+    A: (M, K) float32 on a GPU, rows of adjacent floats (any row stride, any first address);
+    B: (K,) or (K, 1). Returns (M,) or (M, 1), or writes `out`. Bad inputs raise GemvInputError
+    before any launch. Inputs that require grad go through the custom op, which has a backward.
+    """
+    if out is None and torch.is_grad_enabled() and getattr(A, "requires_grad", False) | getattr(
+            B, "requires_grad", False):
+        from .ops import gemv_op
+
+        return gemv_op(A, B)
+    return run(A, B, out)
+
+
+def explain(A, B) -> str:
+    """Which kernel gemv(A, B) launches, how, and why; A and B may be on the CPU (the rule then
+    uses the recorded GPU's SM count, L2 and limits). Also printed by ``gemvlab.explain``."""
+    plan = plan_for(A, B)
+    device = (_device(A.device.index if A.device.index is not None else torch.cuda.current_device())
+              if A.device.type == "cuda" else Device.recorded())
+    where = f"on this {device.name}" if A.device.type == "cuda" else f"on the recorded {device.name}"
+    text = plan.describe() + f"\n  ({where}: {device.sms} SMs, {device.l2_bytes / 2**20:.0f} MiB of L2)"
+    if B.dim() and B.numel() > 1 and B.stride(0) != 1:
+        text += "\n  - B is strided: gemv copies it (K floats) before the launch"
+    return text

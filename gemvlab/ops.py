@@ -1,0 +1,44 @@
+"""``torch.ops.gemvlab.gemv``: the dispatcher as a PyTorch custom operator.
+
+Registered with ``torch.library`` so that it works where a plain Python function would not:
+inside ``torch.compile`` (the fake implementation tells the compiler the output's shape and
+device without running anything) and in CUDA graph capture (the launch goes to the current
+stream and allocates through torch's caching allocator). It also has a backward, so inputs
+that require grad get gradients (computed with torch: the backward is not gemvlab's subject).
+
+    C = torch.ops.gemvlab.gemv(A, B)      # or gemvlab.ops.gemv_op(A, B)
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import dispatch
+
+
+@torch.library.custom_op("gemvlab::gemv", mutates_args=())
+def gemv_op(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """C = A @ B with the kernel gemvlab's dispatcher picks; (M,) for B (K,), (M, 1) for B (K, 1)."""
+    return dispatch.run(A, B)
+
+
+@gemv_op.register_fake
+def _(A, B):
+    M = A.shape[0]
+    return A.new_empty((M, 1) if B.dim() == 2 else (M,))
+
+
+def _setup_context(ctx, inputs, output):
+    A, B = inputs
+    ctx.save_for_backward(A, B)
+
+
+def _backward(ctx, grad):
+    A, B = ctx.saved_tensors
+    g = grad.reshape(-1)
+    grad_A = torch.outer(g, B.reshape(-1)) if ctx.needs_input_grad[0] else None
+    grad_B = (A.t() @ g).reshape(B.shape) if ctx.needs_input_grad[1] else None
+    return grad_A, grad_B
+
+
+gemv_op.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,63 @@
+"""What a call costs beyond its kernel, as a user sees it.
+
+CUDA events around the whole ``gemvlab.gemv(A, B)`` call (checks, plan lookup, allocation,
+launch), against events around the launch alone (the plan made beforehand). The GPU is idle
+when each timed region starts (the L2 flush before it has finished), so time spent in Python
+before the kernel reaches the GPU shows up between the events. The same for torch.matmul.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from . import bench, dispatch
+
+
+def _events(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        bench.flush_l2()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        out.append(start.elapsed_time(end) * 1e3)
+    return out
+
+
+def _host_us(fn, n: int) -> float:
+    """Host time per call, launches queued back to back (the GPU never waits on Python here)."""
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    host = (time.perf_counter() - t) / n * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+def measure(M: int = 4096, K: int = 4096, n: int = 200, rounds: int = 3) -> dict:
+    """Median us of: the kernel alone, the whole gemv call, torch.matmul; and the host time of a
+    call. `added_us` is the whole call's median minus the kernel's."""
+    import gemvlab as lab
+
+    A, B = bench.random_inputs(M, K)
+    lab.gemv(A, B)  # builds, loads and caches the plan: the first call is not what is measured
+    launch = dispatch.launcher(A, B)
+    fns = {"kernel": lambda: launch(A, B), "gemv": lambda: lab.gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
+    for fn in fns.values():
+        fn()
+    times = {k: [] for k in fns}
+    for _ in range(rounds):  # round-robin, so drift falls on all three alike
+        for name, fn in fns.items():
+            times[name] += _events(fn, n // rounds)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {"M": M, "K": K, "kernel_us": med["kernel"], "gemv_us": med["gemv"], "torch_us": med["torch.matmul"],
+            "added_us": med["gemv"] - med["kernel"], "host_us_per_call": _host_us(fns["gemv"], n),
+            "torch_host_us_per_call": _host_us(fns["torch.matmul"], n), "n": len(times["gemv"]),
+            "plan": launch.plan.name}

@@ -1,0 +1,130 @@
+"""The dispatcher's rule, branch by branch, and its input handling, on the CPU (no GPU needed:
+the rule is a function of numbers, and the recorded H200's SM count, L2 and limits stand in)."""
+
+import pytest
+import torch
+
+import gemvlab as lab
+from gemvlab import dispatch
+from gemvlab.occupancy import KNOWN
+
+H200 = dispatch.Device("NVIDIA H200", 132, 60 * 2**20, KNOWN["H200"])
+T4 = dispatch.Device("Tesla T4", 40, 4 * 2**20, KNOWN["T4"])
+
+
+def choose(M, K, lda=None, a=0, b=0, device=H200):
+    return dispatch.choose(M, K, K if lda is None else lda, a, b, device)
+
+
+def test_empty_shapes_launch_nothing():
+    assert choose(0, 100).kernel == "none"
+    assert choose(100, 0).kernel == "zeros"
+
+
+@pytest.mark.parametrize("K,G", [(1, 1), (3, 1), (16, 1), (17, 2), (128, 8), (255, 16), (512, 32), (4096, 32)])
+def test_short_rows_get_lanes_per_row_by_k(K, G):
+    p = choose(100_000, K)
+    assert (p.kernel, p.lanes_per_row) == ("rows_per_warp", G)
+    assert p.grid == -(-100_000 // (256 // G))
+
+
+def test_long_rows_with_enough_rows_get_one_block_per_row():
+    p = choose(2048, 1 << 20)  # the headline shape: 2 waves of 1056, the last 94% full
+    assert (p.kernel, p.splits, p.grid, p.loads) == ("split_k", 1, 2048, dispatch.ROW_LOADS)
+    assert choose(16384, 16384).splits == 1
+
+
+def test_few_rows_are_split_to_fill_whole_waves():
+    for M, K in ((16, 1 << 24), (128, 1 << 21), (1, 1 << 26), (3, 10_000_001), (50, 5_000_000)):
+        p = choose(M, K)
+        assert p.kernel == "split_k" and p.splits > 1, (M, K)
+        assert p.last_wave_fill >= dispatch.WAVE_FILL and p.waves <= 2, p.describe()
+        assert p.chunk % 4 == 0 and p.chunk * p.splits >= K > p.chunk * (p.splits - 1)
+        assert "stretches" in p.describe()
+
+
+def test_split_count_follows_the_sm_count():
+    """The same shape on a GPU with fewer SMs gets fewer stretches."""
+    assert choose(1, 1 << 26, device=T4).splits < choose(1, 1 << 26).splits
+
+
+def test_stretches_are_never_shorter_than_min_chunk():
+    p = choose(1, 3 * dispatch.MIN_CHUNK)
+    assert p.splits <= 3 and p.chunk >= dispatch.MIN_CHUNK
+
+
+def test_b_larger_than_the_l2_forces_stretches():
+    """2000 rows would fill the GPU alone, but B (256 MiB) would not stay in the L2 between the
+    rows that share it: the rule cuts it into stretches of at most a quarter of the L2."""
+    p = choose(2000, 1 << 26)
+    assert p.splits >= -(-(4 << 26) // int(dispatch.B_SHARE_OF_L2 * H200.l2_bytes))
+    assert "L2" in p.describe()
+
+
+@pytest.mark.parametrize("K,lda,a,b,b_vec", [
+    (4096 + 4, None, 0, 0, True),     # aligned rows, aligned B
+    (4096 + 4, None, 4, 4, True),     # A and B both 4 bytes past a boundary: aligned alike
+    (4096 + 4, None, 4, 0, False),    # B aligned, rows not
+    (4099, None, 0, 0, False),        # K % 4 != 0: rows start at different offsets
+    (8192, 8193, 0, 0, False),        # a column slice: row stride not a multiple of 4
+    (8192, 8196, 0, 0, True),
+])
+def test_b_is_read_as_float4_only_where_aligned_like_the_rows(K, lda, a, b, b_vec):
+    assert choose(5000, K, lda, a, b).b_vec is b_vec
+
+
+def test_one_row_needs_no_row_alignment():
+    assert choose(1, 4099 * 100, 4099 * 100, 8, 8).b_vec
+
+
+def test_layout_accepts_views_and_refuses_what_it_cannot_read():
+    big = torch.rand(10, 20)
+    assert dispatch.layout(big[:, 3:], torch.rand(17), require_cuda=False) == (10, 17, 20)
+    assert dispatch.layout(big.view(-1)[5:105].view(10, 10), torch.rand(10, 1), require_cuda=False) == (10, 10, 10)
+    for A, B, msg in [(big.t(), torch.rand(10), "contiguous"), (big, torch.rand(19), "shape"),
+                      (big.double(), torch.rand(20), "float32"), (big[0], torch.rand(20), "2-D"),
+                      ([[1.0]], torch.rand(1), "not a torch.Tensor")]:
+        with pytest.raises(lab.GemvInputError, match=msg):
+            dispatch.layout(A, B, require_cuda=False)
+    with pytest.raises(lab.GemvInputError, match="CPU"):
+        dispatch.layout(big, torch.rand(20))
+
+
+def test_gemv_refuses_cpu_tensors_before_anything_runs():
+    with pytest.raises(lab.GemvInputError, match="CPU"):
+        lab.gemv(torch.rand(4, 8), torch.rand(8))
+    with pytest.raises(lab.GemvInputError, match="stage="):
+        lab.gemv(torch.rand(4, 8), torch.rand(8), block=256)
+
+
+def test_explain_on_cpu_tensors_uses_the_recorded_gpu():
+    text = lab.explain(torch.rand(16, 20_000), torch.rand(20_000, 1))
+    assert "split_k" in text and "recorded NVIDIA H200" in text and "132 SMs" in text
+    assert repr(text) == str(text)  # shows as text in a notebook
+    assert "B is strided" in lab.explain(torch.rand(3, 50), torch.rand(100)[::2])
+
+
+def test_every_plan_the_rule_makes_is_consistent():
+    """Over a grid of shapes: grids within CUDA's limit, every row covered by exactly one block
+    (or by splits stretches), and no plan names a kernel variant that is not compiled."""
+    for M in (1, 2, 7, 16, 100, 131, 1000, 5000, 100_000, 10**6):
+        for K in (1, 2, 5, 33, 128, 1000, 4096, 4097, 65536, 10**6 + 1, 10**7):
+            if M * K > 2**34:
+                continue
+            p = choose(M, K)
+            assert p.grid <= 2**31 - 1
+            if p.kernel == "split_k":
+                assert p.variant in lab.kernels.SPLIT_K.variants and p.grid == M * p.splits
+                assert p.chunk * (p.splits - 1) < K <= p.chunk * p.splits
+            else:
+                assert p.variant in lab.kernels.ROWS_PER_WARP.variants
+                assert p.grid * (p.block // p.lanes_per_row) >= M
+
+
+def test_custom_op_has_a_fake_implementation():
+    from gemvlab import ops  # noqa: F401 - registers torch.ops.gemvlab.gemv
+
+    A, B = torch.empty(7, 33, device="meta"), torch.empty(33, 1, device="meta")
+    assert torch.ops.gemvlab.gemv(A, B).shape == (7, 1)
+    assert torch.ops.gemvlab.gemv(A, torch.empty(33, device="meta")).shape == (7,)
+    torch.library.opcheck(torch.ops.gemvlab.gemv.default, (A, B), test_utils=("test_schema",))
