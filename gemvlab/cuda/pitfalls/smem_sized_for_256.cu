@@ -1,10 +1,11 @@
 // Pitfall (notebook 02): a shared array sized for one block size, launched with another.
 //
 // This is stage 2 with one change: the shared array is declared with a fixed size of 256
-// floats instead of being sized at launch. With 256 threads it is right. With 512, threads
-// 256..511 write past the end of the array: outside the block's shared memory the write
-// faults; inside it, it silently overwrites another variable. compute-sanitizer reports
-// "Invalid __shared__ write". Stage 2 avoids it with `extern __shared__` sized by the launch.
+// floats instead of being sized at launch. With 256 threads it is right. The demo launches
+// it with 1024: threads 256..1023 write past the end of the array, outside the 1 KiB the
+// block was given. What such a write does depends on where it lands; in the demo's run the
+// kernel faulted (notebook 02 shows the error, and compute-sanitizer's report of the first
+// out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
 #include <cuda_runtime.h>
 
 __global__ void gemv_smem_256(const float* __restrict__ A, const float* __restrict__ B,

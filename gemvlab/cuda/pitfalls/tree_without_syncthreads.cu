@@ -2,9 +2,10 @@
 //
 // Stage 2 with the barriers inside the tree removed. A thread may now read partial[t + s]
 // before the thread that owns it has added its own pair at the previous level, or before
-// it has even stored its partial sum: the result depends on how the warps happen to be
-// scheduled, so it is wrong by a different amount from run to run (a race).
-// compute-sanitizer --tool racecheck names the hazard.
+// it has even stored its partial sum: it then reads whatever that shared-memory slot held
+// before, which may be a value left there by an earlier block or an earlier kernel. The
+// result depends on how the warps happen to be scheduled, so it is wrong by a different
+// amount from run to run (a race). compute-sanitizer --tool racecheck names the hazard.
 #include <cuda_runtime.h>
 
 __global__ void gemv_tree_no_sync(const float* __restrict__ A, const float* __restrict__ B,
@@ -26,5 +27,23 @@ extern "C" int launch_tree_no_sync(const float* A, const float* B, float* C, lon
                                    int block, int variant, cudaStream_t stream) {
     (void)variant;
     gemv_tree_no_sync<<<(unsigned)M, block, block * sizeof(float), stream>>>(A, B, C, K);
+    return (int)cudaGetLastError();
+}
+
+// Not part of the bug: a kernel that leaves a known value (0 or NaN) in every slot of the same
+// dynamic shared array, so the demo can show what a racing read picks up from an earlier kernel.
+__global__ void fill_shared(int nan) {
+    extern __shared__ float slots[];
+    const float value = nan ? __int_as_float(0x7fc00000) : 0.0f;
+    for (unsigned i = threadIdx.x; i < blockDim.x; i += blockDim.x) slots[i] = value;
+    __syncthreads();
+    if (slots[(threadIdx.x + 1) % blockDim.x] == 12345.0f) slots[0] = 0.0f;  // keep the stores
+}
+
+// `variant`: 0 fills with 0.0f, 1 with NaN; M blocks of `block` threads.
+extern "C" int launch_fill_shared(const float* A, const float* B, float* C, long long M, long long K,
+                                  int block, int variant, cudaStream_t stream) {
+    (void)A, (void)B, (void)C, (void)K;
+    fill_shared<<<(unsigned)M, block, block * sizeof(float), stream>>>(variant);
     return (int)cudaGetLastError();
 }

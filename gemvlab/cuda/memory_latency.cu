@@ -1,0 +1,29 @@
+// Not a stage: how long one load takes when nothing else is in flight (the latency in
+// Little's law, bytes in flight = bandwidth x latency, which the notebooks' model uses).
+//
+// One thread follows a chain of indices through a buffer, i = next[i], so that each load's
+// address depends on the previous load: exactly one load is ever in flight, and the time per
+// step is the latency. The chain visits the buffer's 128-byte lines in a random order, so
+// neither the caches' neighbours nor a prefetcher help; __ldcg skips the L1. With a buffer
+// four times the L2 the loads go to DRAM; with a buffer a fraction of the L2, to the L2.
+// The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
+#include <cuda_runtime.h>
+
+__global__ void pointer_chase(const long long* __restrict__ next, long long start, long long steps,
+                              long long* __restrict__ out) {
+    long long i = start;
+    const long long t0 = clock64();
+    for (long long s = 0; s < steps; ++s) i = __ldcg(next + i);
+    const long long t1 = clock64();
+    out[0] = i;  // the chain's end: keeps every load
+    out[1] = t1 - t0;  // SM cycles for `steps` dependent loads
+}
+
+// Launched as one thread. `A` is the chain (long long indices), M its start, K the steps,
+// C receives {end, cycles}.
+extern "C" int launch_pointer_chase(const float* A, const float* B, float* C, long long M, long long K,
+                                    int block, int variant, cudaStream_t stream) {
+    (void)B, (void)block, (void)variant;
+    pointer_chase<<<1, 1, 0, stream>>>(reinterpret_cast<const long long*>(A), M, K, reinterpret_cast<long long*>(C));
+    return (int)cudaGetLastError();
+}

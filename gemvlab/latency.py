@@ -1,0 +1,69 @@
+"""Memory latency, measured: the one number Little's law needs besides bandwidth.
+
+``measure()`` times one thread chasing pointers through a buffer (cuda/memory_latency.cu): each
+load's address comes from the previous load, so one load is in flight and the time per step is
+the latency. Run on a GPU by ``python -m gemvlab record`` (and by the notebooks' live setup), it
+fills ``machine.memory`` of the results file, so that the model (gemvlab.model) runs anywhere.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .kernels import MEMORY_LATENCY, build_stage
+LINE = 128  # bytes: one chain element per 128-byte line, so every step is a new line
+
+
+def _chain(nbytes: int, device, seed: int = 0) -> torch.Tensor:
+    """A buffer of `nbytes` whose 128-byte lines form one random cycle: buf[line * 16] holds
+    the index of the next line's first element."""
+    lines = nbytes // LINE
+    per_line = LINE // 8
+    g = torch.Generator(device=device).manual_seed(seed)
+    order = torch.randperm(lines, device=device, generator=g)
+    nxt = torch.empty(lines, dtype=torch.int64, device=device)
+    nxt[order] = torch.roll(order, -1)
+    buf = torch.zeros(lines * per_line, dtype=torch.int64, device=device)
+    buf[::per_line] = nxt * per_line
+    return buf
+
+
+def _timed_chase(buf, steps: int, out) -> float:
+    """ms for one launch of `steps` dependent loads (CUDA events around the launch)."""
+    built = build_stage(MEMORY_LATENCY)
+    fn = built.function(MEMORY_LATENCY.launcher)
+    stream = torch.cuda.current_stream().cuda_stream
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    code = fn(buf.data_ptr(), 0, out.data_ptr(), 0, steps, 1, 0, stream)
+    end.record()
+    if code:
+        raise RuntimeError(f"pointer_chase failed: {built.error_string(code)}")
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def chase(nbytes: int, steps: int = 100_000, device="cuda") -> dict:
+    """ns per dependent load through a buffer of `nbytes`, and the SM clock the kernel ran at."""
+    buf = _chain(nbytes, device)
+    out = torch.zeros(2, dtype=torch.int64, device=device)
+    _timed_chase(buf, steps // 10, out)  # warm-up: module load, page tables
+    ms = _timed_chase(buf, steps, out)
+    cycles = int(out[1].item())
+    return {"bytes": nbytes, "steps": steps, "ns": ms * 1e6 / steps, "cycles": cycles / steps,
+            "sm_clock_mhz": cycles / (ms * 1e3)}
+
+
+def measure(device="cuda") -> dict:
+    """DRAM latency (a buffer of 4x the L2), L2 latency (a quarter of the L2), and the launch's
+    own cost (the event time of a launch that does no work), for results.machine.memory."""
+    l2 = torch.cuda.get_device_properties(device).L2_cache_size
+    dram = chase(4 * l2 if 4 * l2 >= 256 * 2**20 else 256 * 2**20, device=device)
+    in_l2 = chase(l2 // 4, device=device)
+    buf, out = _chain(2**20, device), torch.zeros(2, dtype=torch.int64, device=device)
+    empty = sorted(_timed_chase(buf, 0, out) * 1e3 for _ in range(21))  # no loads at all: us
+    return {"dram_latency_ns": round(dram["ns"], 1), "l2_latency_ns": round(in_l2["ns"], 1),
+            "dram_latency_cycles": round(dram["cycles"], 1), "sm_clock_mhz": round(dram["sm_clock_mhz"]),
+            "empty_launch_us": round(empty[len(empty) // 2], 2),
+            "method": "one thread chasing pointers through random 128-byte lines, __ldcg loads, "
+                      f"{dram['steps']} steps; DRAM: {dram['bytes'] >> 20} MiB buffer, L2: {in_l2['bytes'] >> 20} MiB"}
