@@ -1,4 +1,4 @@
-"""Command line: python -m gemvlab {build, doctor, record, table}."""
+"""Command line: python -m gemvlab {build, doctor, record, table, kernelbench}."""
 
 from __future__ import annotations
 
@@ -67,6 +67,12 @@ def cmd_table(args) -> int:
     return 0
 
 
+def cmd_kernelbench(args) -> int:
+    from .kernelbench import main
+
+    return main(args)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gemvlab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,8 +86,16 @@ def main(argv=None) -> int:
     tab.add_argument("--json", action="store_true", help="the headline rows as a JSON list")
     tab.add_argument("--recorded", action="store_true", help="show the recorded file even on a GPU")
     tab.add_argument("--file", default=None, help="a results file other than the recorded one")
+    kb = sub.add_parser("kernelbench", help="write a KernelBench level 1 problem 4 solution running a stage "
+                                            "(to stdout), or --check one on a GPU")
+    kb.add_argument("--stage", default="warp_shuffle", help="a stage name or 1 to 5 (default %(default)s)")
+    kb.add_argument("--block", type=int, default=None, help="threads per block (default: the recorded best)")
+    kb.add_argument("--variant", type=int, default=None, help="the stage's variant (default: the recorded best)")
+    kb.add_argument("--check", metavar="SOLUTION.py", default=None,
+                    help="on a GPU: check a solution file against torch.matmul and time both as KernelBench does")
     args = parser.parse_args(argv)
-    return {"build": cmd_build, "doctor": cmd_doctor, "record": cmd_record, "table": cmd_table}[args.command](args)
+    return {"build": cmd_build, "doctor": cmd_doctor, "record": cmd_record, "table": cmd_table,
+            "kernelbench": cmd_kernelbench}[args.command](args)
 
 
 if __name__ == "__main__":

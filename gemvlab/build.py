@@ -152,27 +152,27 @@ def build(name: str, source: str, extra_flags: list[str] | None = None, headers:
         flags = flags + [f"-I{folder}"]
 
     start = time.perf_counter()
-    with _capture_fd1() as out:
-        try:
-            load_inline(
-                name=module,
-                cpp_sources="",  # no Python bindings: the launchers are called through ctypes
-                cuda_sources=source,
-                extra_cuda_cflags=flags,
-                build_directory=str(folder),
-                no_implicit_headers=True,  # skip torch's headers: ~20 s less per cold build
-                is_python_module=False,
-                verbose=True,  # sends the compiler's output to fd 1, where it is captured
-            )
-            error = None
-        except Exception as e:  # noqa: BLE001 - re-raised below with the compiler's text
-            error = e
-    seconds = time.perf_counter() - start
-    if error is not None:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise BuildError(f"building {name} failed:\n{_compiler_errors(out['text']) or error}") from error
-    if not cached:
+    if not cached:  # a cached build is loaded directly: torch (and ninja) need not check it again
+        with _capture_fd1() as out:
+            try:
+                load_inline(
+                    name=module,
+                    cpp_sources="",  # no Python bindings: the launchers are called through ctypes
+                    cuda_sources=source,
+                    extra_cuda_cflags=flags,
+                    build_directory=str(folder),
+                    no_implicit_headers=True,  # skip torch's headers: ~20 s less per cold build
+                    is_python_module=False,
+                    verbose=True,  # sends the compiler's output to fd 1, where it is captured
+                )
+                error = None
+            except Exception as e:  # noqa: BLE001 - re-raised below with the compiler's text
+                error = e
+        if error is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise BuildError(f"building {name} failed:\n{_compiler_errors(out['text']) or error}") from error
         report_path.write_text(_ptxas_lines(out["text"]))
+    seconds = time.perf_counter() - start
     ptxas_log = report_path.read_text()
     try:
         library = ctypes.CDLL(str(library_path))
