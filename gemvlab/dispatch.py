@@ -30,20 +30,31 @@ import torch
 from . import checks, occupancy
 from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, resources
 
+# The rule's constants, from the H200 exploration in tools/explore/h200-dispatch-round1.txt
+# (every candidate plan timed round-robin beside torch.matmul and the read ceiling, 16 shapes).
 #: Rows of at most this many floats go to rows_per_warp (G lanes per row); longer rows to split_k.
-SHORT_ROW_K = 4096
-#: rows_per_warp: each lane of a group should get about this many floats of its row.
-FLOATS_PER_LANE = 16
-#: split_k: threads per block, and a stretch is at least this many floats (so that a block's
-#: work is much more than its start and its reduction).
+#: At K = 3000 and 4096 one block per row was 0.3% and 7% faster than the best rows_per_warp.
+SHORT_ROW_K = 2048
+#: rows_per_warp: each lane of a group gets about this many floats of its row, and a group has
+#: at least MIN_LANES lanes (K = 128: G = 4, 1.2% faster than G = 8; K = 1024: G = 16, 1% faster
+#: than 32; K = 257: G = 8, 2.5% faster than 4 and 13% faster than 16).
+FLOATS_PER_LANE = 64
+MIN_LANES = 4
+#: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
+#: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
+LOADS = 2
+#: split_k: one block per row when the rows alone keep at least this fraction of each SM's warp
+#: slots busy (Little's law: 319 ns x 4.6 TB/s = 1.5 MB in flight, 11 KB per SM, and half the
+#: slots with two 512-byte loads per warp hold 32 KB); M = 700 rows (5.3 blocks per SM) ran 3.5%
+#: faster unsplit than in the best split.
+BUSY_WARPS = 0.5
+#: Otherwise K is split into stretches for about this many waves of blocks (4 waves beat 1 at
+#: M = 16, 50, 64 and 128, by 2 to 11%; at M = 1 they were 2% slower than 1).
+TARGET_WAVES = 4
+#: A stretch is at least this many floats, so that a block's work is much more than its start
+#: and its reduction.
 MIN_CHUNK = 8192
-#: split_k: float4 loads of A in flight per thread, with one stretch per row (stage 4's best at
-#: the headline shape) and with several (shorter stretches, B from the L2).
-ROW_LOADS = 2
-SPLIT_LOADS = 4
-#: split_k: a split count is good when the blocks fill this fraction of their waves.
-WAVE_FILL = 0.9
 #: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
 #: that the rows sharing it find it there (blocks of one stretch run together).
 B_SHARE_OF_L2 = 0.25
@@ -134,10 +145,11 @@ def _blocks_per_sm(kernel, variant: int, block: int, limits) -> int:
     return occupancy.occupancy(res.registers, block, limits, res.shared_bytes).blocks_per_sm
 
 
-def choose_splits(M: int, K: int, slots: int, l2_bytes: int) -> tuple[int, list[str]]:
-    """How many stretches to cut each row into, so that M * splits blocks fill whole waves of
-    `slots` (SMs x blocks per SM), stretches stay at least MIN_CHUNK floats, and a stretch of B
-    fits in a quarter of the L2 when several rows share it."""
+def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: int, l2_bytes: int) -> tuple[int, list[str]]:
+    """How many stretches to cut each row into: none when the rows alone keep enough warps busy
+    (`warps_per_sm` from one block per row, against the SM's `max_warps`), else enough for about
+    TARGET_WAVES waves of `slots` blocks (SMs x blocks per SM), stretches at least MIN_CHUNK
+    floats, and a stretch of B small enough for the L2 when several rows share it."""
     why = []
     most = max(1, K // MIN_CHUNK)
     least = 1
@@ -146,26 +158,15 @@ def choose_splits(M: int, K: int, slots: int, l2_bytes: int) -> tuple[int, list[
         why.append(f"B ({4 * K / 2**20:.0f} MiB) is more than {B_SHARE_OF_L2:.0%} of the L2 "
                    f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
                    f"stretch of B find it in the L2")
-
-    def fill(s):
-        blocks = M * s
-        return blocks / (-(-blocks // slots) * slots)
-
-    if least == 1 and (fill(1) >= WAVE_FILL or M >= 8 * slots):
-        waves = -(-M // slots)
-        why.append(f"{M:,} rows fill {waves} wave(s) of {slots} blocks, the last with "
-                   f"{M - (waves - 1) * slots} of {slots}: one block per row")
+    if warps_per_sm >= BUSY_WARPS * max_warps and least == 1:
+        why.append(f"{M:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}): enough bytes "
+                   f"in flight, one block per row")
         return 1, why
-    for waves in range(1, 9):
-        s = (waves * slots) // M
-        if s > most:
-            break
-        if s >= max(2, least) and fill(s) >= WAVE_FILL:
-            why.append(f"{M:,} rows alone would fill {fill(1):.0%} of their last wave of {slots} blocks; "
-                       f"{s} stretches per row make {M * s:,} blocks: {waves} wave(s), {fill(s):.0%} full")
-            return s, why
-    s = min(most, max(least, -(-slots // M)))
-    why.append(f"stretches of at least {MIN_CHUNK:,} floats allow at most {most}; using {s}")
+    s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
+    why.append(f"{M:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), too few "
+               f"to keep enough bytes in flight: {s} stretches per row make {M * s:,} blocks, about "
+               f"{M * s / slots:.1f} waves of {slots}"
+               + (f" (stretches of at least {MIN_CHUNK:,} floats allow at most {most})" if s == most else ""))
     return s, why
 
 
@@ -208,22 +209,20 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
                + ("float4s (aligned where A's rows are)" if b_vec else "scalars (not aligned where A's rows are)"))
     limits = device.limits
     if K <= SHORT_ROW_K:
-        G = min(32, _next_pow2(-(-K // FLOATS_PER_LANE)))
+        G = min(32, max(MIN_LANES, _next_pow2(-(-K // FLOATS_PER_LANE))))
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; {G} lanes per row "
                       f"(about {FLOATS_PER_LANE} floats each), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
-    loads = ROW_LOADS
-    slots = device.sms * _blocks_per_sm(SPLIT_K, 2 * loads + b_vec, SPLIT_BLOCK, limits)
-    splits, split_why = choose_splits(M, K, slots, device.l2_bytes)
-    if splits > 1 and SPLIT_LOADS != loads:
-        loads = SPLIT_LOADS
-        slots = device.sms * _blocks_per_sm(SPLIT_K, 2 * loads + b_vec, SPLIT_BLOCK, limits)
-        splits, split_why = choose_splits(M, K, slots, device.l2_bytes)
+    bps = _blocks_per_sm(SPLIT_K, 2 * LOADS + b_vec, SPLIT_BLOCK, limits)
+    slots = device.sms * bps
+    warps_per_block = SPLIT_BLOCK // 32
+    warps_per_sm = min(bps, M / device.sms) * warps_per_block
+    splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes)
     why.insert(0, f"K = {K:,} > {SHORT_ROW_K:,}: a block of {SPLIT_BLOCK} threads per row"
                   + (f" stretch ({splits} stretches per row)" if splits > 1 else "")
-                  + f", {loads} float4 loads of A in flight per thread; {slots // device.sms} blocks fit "
-                    f"per SM ({device.sms} SMs: {slots} slots)")
-    return make_plan(M, K, "split_k", device, b_vec, SPLIT_BLOCK, loads, splits, reasons=tuple(why + split_why))
+                  + f", {LOADS} float4 loads of A in flight per thread; {bps} blocks fit per SM "
+                    f"({device.sms} SMs: {slots} slots)")
+    return make_plan(M, K, "split_k", device, b_vec, SPLIT_BLOCK, LOADS, splits, reasons=tuple(why + split_why))
 
 
 # ---- inputs ------------------------------------------------------------------------------------
