@@ -54,15 +54,22 @@ def chase(nbytes: int, steps: int = 100_000, device="cuda") -> dict:
             "sm_clock_mhz": cycles / (ms * 1e3)}
 
 
-def measure(device="cuda") -> dict:
-    """DRAM latency (a buffer of 4x the L2), L2 latency (a quarter of the L2), and the launch's
-    own cost (the event time of a launch that does no work), for results.machine.memory."""
+def measure(device="cuda", far_bytes: int = 8 * 2**30) -> dict:
+    """Latencies for results.machine.memory: DRAM (random lines in a buffer of 4x the L2, at
+    least 256 MiB), far DRAM (random lines over `far_bytes`, the size of A at the headline shape:
+    most loads then also miss the GPU's address-translation caches, as the naive stage's warps
+    do, whose 32 lanes read 32 rows 4 MiB apart), the L2, and the launch's own cost (the event
+    time of a launch that does no work)."""
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
+    far_bytes = min(far_bytes, int(torch.cuda.mem_get_info(device)[0] * 0.3)) // LINE * LINE
     dram = chase(4 * l2 if 4 * l2 >= 256 * 2**20 else 256 * 2**20, device=device)
+    far = chase(far_bytes, steps=50_000, device=device)
+    torch.cuda.empty_cache()
     in_l2 = chase(l2 // 4, device=device)
     buf, out = _chain(2**20, device), torch.zeros(2, dtype=torch.int64, device=device)
     empty = sorted(_timed_chase(buf, 0, out) * 1e3 for _ in range(21))  # no loads at all: us
-    return {"dram_latency_ns": round(dram["ns"], 1), "l2_latency_ns": round(in_l2["ns"], 1),
+    return {"dram_latency_ns": round(dram["ns"], 1), "far_latency_ns": round(far["ns"], 1),
+            "far_bytes": far_bytes, "l2_latency_ns": round(in_l2["ns"], 1),
             "dram_latency_cycles": round(dram["cycles"], 1), "sm_clock_mhz": round(dram["sm_clock_mhz"]),
             "empty_launch_us": round(empty[len(empty) // 2], 2),
             "method": "one thread chasing pointers through random 128-byte lines, __ldcg loads, "
