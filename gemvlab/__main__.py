@@ -1,4 +1,4 @@
-"""Command line: python -m gemvlab {build, doctor, record, table, kernelbench}."""
+"""Command line: python -m gemvlab {build, doctor, record, table, kernelbench, lab}."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def cmd_record(args) -> int:
 
     if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
         record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),
-               pitfalls=not args.no_pitfalls)
+               pitfalls=not args.no_pitfalls, explorer=((16, 65536), (4096, 4096)), counters=False)
     else:
         record(args.out, shapes=SHAPES, headline=HEADLINE, pitfalls=not args.no_pitfalls)
     return 0
@@ -54,6 +54,13 @@ def cmd_table(args) -> int:
     from . import results
     from .table import format_table, json_rows
 
+    if args.shapes:  # the shape sweep and the explorer grid: recorded (a live one is `record`)
+        from .table import format_shapes, shape_rows
+
+        doc = results.load(args.file)
+        print(json.dumps(shape_rows(doc), indent=1) if args.json else format_shapes(doc, kernels=None if args.all else
+                                                                                    ("gemv", "torch.matmul", "read ceiling")))
+        return 0
     if torch.cuda.is_available() and not args.recorded:
         from .record import live_headline
 
@@ -86,6 +93,9 @@ def main(argv=None) -> int:
     tab.add_argument("--json", action="store_true", help="the headline rows as a JSON list")
     tab.add_argument("--recorded", action="store_true", help="show the recorded file even on a GPU")
     tab.add_argument("--file", default=None, help="a results file other than the recorded one")
+    tab.add_argument("--shapes", action="store_true", help="one row per (shape, kernel) of the shape sweep and "
+                                                           "the explorer grid: gemv, torch.matmul, the read ceiling")
+    tab.add_argument("--all", action="store_true", help="with --shapes: the stages too")
     kb = sub.add_parser("kernelbench", help="write a KernelBench level 1 problem 4 solution running a stage "
                                             "(to stdout), or --check one on a GPU")
     kb.add_argument("--stage", default="warp_shuffle", help="a stage name or 1 to 5 (default %(default)s)")
@@ -93,6 +103,13 @@ def main(argv=None) -> int:
     kb.add_argument("--variant", type=int, default=None, help="the stage's variant (default: the recorded best)")
     kb.add_argument("--check", metavar="SOLUTION.py", default=None,
                     help="on a GPU: check a solution file against torch.matmul and time both as KernelBench does")
+    sub.add_parser("lab", help="trust the notebooks and open them in JupyterLab; options after `lab` go to "
+                               "JupyterLab", add_help=False)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["lab"]:  # everything after `lab` belongs to JupyterLab
+        from .lab import main as lab_main
+
+        return lab_main(argv[1:])
     args = parser.parse_args(argv)
     return {"build": cmd_build, "doctor": cmd_doctor, "record": cmd_record, "table": cmd_table,
             "kernelbench": cmd_kernelbench}[args.command](args)

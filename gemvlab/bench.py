@@ -237,29 +237,44 @@ def measure_read_ceiling(A, **timing) -> dict:
     return _ceiling_row(M, K, t, block, grid)
 
 
-def compare(A, B, configs: list, ref=None, rounds: int = 5, peers: bool = True, **timing) -> list[dict]:
-    """Stages at the given (stage, block, variant) configurations, and with `peers` torch.matmul
-    and the read ceiling, checked against float64 and then timed round-robin in `rounds` rounds:
-    the fair way to rank versions whose times differ by a percent or two."""
+def compare(A, B, configs: list, ref=None, rounds: int = 5, peers: bool = True, gemv: bool = False,
+            **timing) -> list[dict]:
+    """Stages at the given (stage, block, variant) configurations, with `gemv` the dispatcher, and
+    with `peers` torch.matmul and the read ceiling, checked against float64 and then timed
+    round-robin in `rounds` rounds: the fair way to rank versions whose times differ by a percent
+    or two. Stage 4's step (warp_shuffle_l1) may be among the configurations."""
     M, K = A.shape
     ref = reference(A, B) if ref is None else ref
     fns, rows = {}, {}
     for stage, block, variant in configs:
         st = get_stage(stage)
         err = check(st, A, B, block, variant, ref)
-        fns[st.name], _ = prepare(A, B, st, block, variant)
-        rows[st.name] = (st, block, variant, err)
+        key = st.name if len({get_stage(c[0]).name for c in configs}) == len(configs) else (st.name, block, variant)
+        fns[key], _ = prepare(A, B, st, block, variant)
+        rows[key] = (st, block, variant, err)
+    if gemv:
+        from . import dispatch
+
+        launch = dispatch.launcher(A, B)
+        C = launch(A, B, torch.full((M, 1) if B.dim() == 2 else (M,), float("nan"), device=A.device))
+        fns["gemv"] = lambda: launch(A, B)
+        rows["gemv"] = (launch.plan.name, relative_error(C, ref))
     if peers:
         fns["torch.matmul"] = lambda: torch.matmul(A, B)
         rows["torch.matmul"] = relative_error(torch.matmul(A, B), ref)
-        if (M * K) % 4 == 0:
+        if A.data_ptr() % 16 == 0:
             pick = measure_read_ceiling(A, warmup_ms=5, rep_ms=20)  # which grid reads fastest
             fns["read ceiling"] = read_ceiling_launcher(A, pick["block"], pick["variant"])
             rows["read ceiling"] = (pick["block"], pick["variant"])
     timed = time_round_robin(fns, rounds=rounds, **timing)
     out = []
     for name, t in timed.items():
-        if name == "torch.matmul":
+        if name == "gemv":
+            chosen, err = rows[name]
+            out.append(dict(kind="dispatch", stage="gemv", number=None, M=M, K=K, block=None, variant=None,
+                            **t.as_dict(), GBps=gbps(bytes_moved(M, K), t.ms), rel_err=err, status="ok",
+                            chosen=chosen))
+        elif name == "torch.matmul":
             out.append(_torch_row(M, K, t, rows[name]))
         elif name == "read ceiling":
             out.append(_ceiling_row(M, K, t, *rows[name]))
@@ -269,9 +284,11 @@ def compare(A, B, configs: list, ref=None, rounds: int = 5, peers: bool = True, 
     return out
 
 
-def fit_shape(M: int, K: int, device=None, fraction: float = 0.4) -> tuple[int, int]:
-    """(M, K) with K halved until A fits in `fraction` of the GPU's free memory."""
-    free, _ = torch.cuda.mem_get_info(device)
+def fit_shape(M: int, K: int, device=None, fraction: float = 0.4, free_bytes: int | None = None) -> tuple[int, int]:
+    """(M, K) with K halved until A fits in `fraction` of the GPU's free memory (`free_bytes`, or
+    what the GPU reports). The rest is for B, C, the float64 reference (computed in chunks) and
+    the L2 flush buffer. On a 15 GB T4 the headline's 8 GiB A becomes M = 2048, K = 524,288."""
+    free = torch.cuda.mem_get_info(device)[0] if free_bytes is None else free_bytes
     while 4 * M * K > fraction * free and K > 1024:
         K //= 2
     return M, K

@@ -32,21 +32,27 @@ METRICS = {
 }
 #: What the child runs, in this order: (label, stage or None for torch.matmul, block, variant).
 KERNELS = (("2 coalesced", "coalesced", 1024, None), ("3 vectorized", "vectorized", 512, None),
-           ("4 warp_shuffle", "warp_shuffle", 256, 2), ("5 multirow", "multirow", 1024, 2),
-           ("gemv (dispatcher)", "gemv", None, None), ("torch.matmul", None, None, None))
+           ("4b A through the L1", "warp_shuffle_l1", 256, 2), ("4 warp_shuffle", "warp_shuffle", 256, 2),
+           ("5 multirow", "multirow", 1024, 2), ("gemv (dispatcher)", "gemv", None, None),
+           ("torch.matmul", None, None, None))
 
 
-def command(M: int, K: int) -> list[str]:
+#: The kernels a notebook's live run profiles (fewer: each takes ncu several replays).
+LIVE = ("4b A through the L1", "4 warp_shuffle", "gemv (dispatcher)", "torch.matmul")
+
+
+def command(M: int, K: int, only=None) -> list[str]:
     ncu = toolchain.find_tool("ncu") or "ncu"
     return [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
-            sys.executable, "-m", "gemvlab.counters", str(M), str(K)]
+            sys.executable, "-m", "gemvlab.counters", str(M), str(K), *(only or ())]
 
 
-def run(M: int, K: int, timeout: float = 600) -> list[dict]:
-    """Profile KERNELS at M x K under ncu; one dict per kernel launch ncu saw."""
+def run(M: int, K: int, timeout: float = 600, only=None) -> list[dict]:
+    """Profile KERNELS (or those labelled in `only`) at M x K under ncu; one dict per kernel
+    launch ncu saw."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent) + os.pathsep
                + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run(command(M, K), capture_output=True, text=True, timeout=timeout, env=env)
+    p = subprocess.run(command(M, K, only), capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode:
         raise RuntimeError(f"ncu failed ({p.returncode}): {(p.stderr or p.stdout)[-2000:]}")
     return parse(p.stdout)
@@ -77,14 +83,19 @@ def parse(text: str) -> list[dict]:
     return out
 
 
-def show(rows: list[dict], labels: list[str] | None = None, label: str = "") -> None:
-    """A table of the counters, one row per kernel."""
-    from .profile import short_name
+def kernel_name(name: str) -> str:
+    """A kernel's name with its template arguments, without its parameter list."""
+    name = name.replace("void ", "")
+    return name[:name.index("(")] if "(" in name else name
 
+
+def show(rows: list[dict], labels: list[str] | None = None, label: str = "", only=None) -> None:
+    """A table of the counters, one row per kernel (`only`: names to keep, matched as substrings)."""
+    rows = [r for r in rows if not only or any(o in kernel_name(r["kernel"]) for o in only)]
     print(f"{'kernel':<34}{'grid x block':>16}{'time us':>9}{'DRAM MB':>9}{'L2 sect M':>10}"
           f"{'L1 sect M':>10}{'L1 hit':>8}{'sect/req':>9}{'warps':>7}   {label}")
     for i, r in enumerate(rows):
-        name = (labels[i] if labels and i < len(labels) else short_name(r["kernel"]))[:33]
+        name = (labels[i] if labels and i < len(labels) else kernel_name(r["kernel"]))[:33]
         t = r.get("gpu__time_duration.sum", 0)
         t_us = t / 1e3 if r["units"].get("gpu__time_duration.sum") == "nsecond" else t
         dram = r.get("dram__bytes_read.sum", 0)
@@ -100,15 +111,17 @@ def show(rows: list[dict], labels: list[str] | None = None, label: str = "") -> 
               f"{r.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0):>6.0f}%")
 
 
-def child(M: int, K: int) -> None:
-    """Run each of KERNELS once on fresh inputs (what ncu profiles)."""
+def child(M: int, K: int, only=None) -> None:
+    """Run each of KERNELS (those labelled in `only`) once on fresh inputs (what ncu profiles)."""
     import torch
 
     import gemvlab as lab
 
     A = torch.rand(M, K, device="cuda")
     B = torch.rand(K, 1, device="cuda")
-    for _, stage, block, variant in KERNELS:
+    for label, stage, block, variant in KERNELS:
+        if only and label not in only:
+            continue
         if stage is None:
             torch.matmul(A, B)
         elif stage == "gemv":
@@ -119,4 +132,4 @@ def child(M: int, K: int) -> None:
 
 
 if __name__ == "__main__":
-    child(int(sys.argv[1]), int(sys.argv[2]))
+    child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:] or None)

@@ -289,16 +289,18 @@ def gemv(A, B, stage=None, block: int | None = None, variant: int | None = None,
 def read_ceiling_launcher(A, block: int = 512, blocks: int | None = None, sink=None):
     """A launch() for a read-only pass over all of A (float32, CUDA, contiguous, aligned):
     `blocks` = 0 reads one row per block (needs K % 4 == 0), `blocks` > 0 strides a grid of that
-    many blocks over A as one flat array (needs M * K % 4 == 0); None: 4 blocks per SM."""
+    many blocks over A as one flat array of float4s; None: 4 blocks per SM."""
     M, K = checks.check_tensors(A, A[0] if len(A) else A.new_empty(A.shape[1]))  # A's first row as "B"
     checks.check_block(block, READ_CEILING.block_rule, READ_CEILING.name)
     if blocks is None:
         blocks = torch.cuda.get_device_properties(A.device).multi_processor_count * 4
-    if A.data_ptr() % 16 or (M * K) % 4 or (blocks == 0 and K % 4):
+    if A.data_ptr() % 16 or (blocks == 0 and K % 4):
         raise checks.GemvInputError(
             "the read-ceiling kernels read A as float4s: they need A.data_ptr() % 16 == 0, and "
-            + ("K % 4 == 0 to read it a row per block" if blocks == 0 else "M * K % 4 == 0")
+            + ("K % 4 == 0 to read it a row per block" if blocks == 0 else "")
             + " (pass A.clone(), or pad it with gemvlab.pad_k)")
+    # The grid pass reads the first M * K // 4 float4s: when M * K % 4 != 0, up to 3 floats of A
+    # are left out (at most 12 bytes of a GEMV that moves at least 4 * M * K).
     if blocks == 0:
         checks.check_grid(M, READ_CEILING.name)
     sink = sink if sink is not None else torch.empty(1, device=A.device)

@@ -1,14 +1,20 @@
 """Measuring every stage on this GPU and writing it down: ``python -m gemvlab record``.
 
-The record has four studies (see gemvlab.results for the schema):
+The record has these studies (see gemvlab.results for the schema):
   block_sweep  every stage at the headline shape, at every block size 32..1024 (powers of two)
                and every compiled variant (loads in flight, rows per block);
   headline     each stage's best configuration from the sweep, timed again round-robin beside
                torch.matmul and the read ceiling: the stage table;
-  shapes       the ten shapes of the reference sweep, every stage that supports them at each
-               block size;
-  shape_best   per shape, each stage's best configuration re-timed round-robin beside
-               torch.matmul and the read ceiling.
+  steps        stage 4 taken apart (stage 3, + shuffle reduction, + loads in flight, + __ldcg)
+               at small blocks at the headline shape, and at M = 16 and M = 128, round-robin;
+  shapes       the ten shapes of the reference sweep, stages 2 to 5 at a few block sizes;
+  shape_best   per shape, each stage's best configuration and the dispatcher (gemv) re-timed
+               round-robin beside torch.matmul and the read ceiling;
+  explorer     gemv, torch.matmul and the read ceiling on a grid of shapes and on shapes outside
+               the sweep (notebook 05's shape explorer and the dispatcher's bar);
+and, beside the rows: the memory latency (machine.memory), the kernels torch.matmul launches at
+the headline shape (profiles), Nsight Compute counters there (counters), the cost of a gemv
+call (overhead) and the pitfall transcripts.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import torch
 
 from . import bench, occupancy, results, toolchain
 from .checks import GemvInputError
-from .kernels import STAGES, build_all, gemv, get_stage
+from .kernels import STAGE4_STEP, STAGES, build_all, gemv, get_stage
 
 HEADLINE = (2048, 1048576)
 #: The reference sweep (../shared/reference/README.md): few long rows to many short ones.
@@ -32,6 +38,18 @@ BLOCKS = (32, 64, 128, 256, 512, 1024)
 #: (64 exists to show spills), 2 to 16 on the other shapes.
 HEADLINE_VARIANTS = {"warp_shuffle": (1, 2, 4, 8), "multirow": (1, 2, 4, 8, 16, 32)}
 SHAPE_VARIANTS = {"warp_shuffle": (2, 4), "multirow": (2, 4, 8, 16)}
+SHAPE_BLOCKS = (64, 256, 1024)
+#: Stage 4 taken apart: (label, stage, variant) in teaching order, and where.
+STEPS = (("3 vectorized", "vectorized", 0), ("4a + shuffle reduction", "warp_shuffle_l1", 1),
+         ("4b + 2 loads in flight", "warp_shuffle_l1", 2), ("4 + A past the L1", "warp_shuffle", 2))
+STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 1024)), ((128, 2097152), (256, 1024)))
+#: The explorer grid (notebook 05's sliders) and shapes outside the reference sweep, where the
+#: dispatcher's bar is checked too (tools/explore/h200-dispatch-round1.txt tuned the rule on others).
+EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
+EXPLORER_K = (128, 1024, 8192, 65536, 1048576, 16777216)
+OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1_000_000, 257),
+           (64, 1_000_003), (4096, 4096), (300, 3_000_000), (20_000, 20_001), (2_000_000, 96))
+EXPLORER_MAX_ELEMENTS = 2**30
 #: The naive stage runs one thread per row; where one launch takes longer than this, it is
 #: not timed (20 launches would take minutes) and the row says how long one would take.
 NAIVE_LIMIT_S = 1.0
@@ -61,7 +79,7 @@ def machine_info() -> dict:
         "torch": torch.__version__, "cuda": torch.version.cuda, "nvcc": toolchain.nvcc_version(),
         "triton": triton_version, "python": platform.python_version(),
         "datasheet_GBps": results.DATASHEET_GBPS.get(p.name),
-        "sm_limits": occupancy.limits_of_device().as_dict(),
+        "sm_limits": occupancy.limits_of_device().as_dict(), "memory": None,
     }
 
 
@@ -85,6 +103,11 @@ def row(study, kind, stage, M, K, status="ok", note="", measured: dict | None = 
     out.update(study=study, kind=kind, stage=stage, number=number, M=M, K=K,
                status=(measured or {}).get("status", status), note=note)
     return out
+
+
+def explorer_shapes() -> list[tuple[int, int]]:
+    grid = [(M, K) for M in EXPLORER_M for K in EXPLORER_K if M * K <= EXPLORER_MAX_ELEMENTS]
+    return grid + [s for s in OUTSIDE if s not in grid]
 
 
 def measure(study, stage, A, B, ref, block, variant, **timing) -> dict:
@@ -113,11 +136,15 @@ def as_row(study: str, m: dict) -> dict:
     return row(study, m["kind"], m["stage"], m["M"], m["K"], note=note, measured=m)
 
 
-def compare_study(study, A, B, ref, configs: dict, rounds: int, **timing) -> list[dict]:
-    """Each stage at its configuration, torch.matmul and the read ceiling, on the same inputs,
-    timed round-robin: the rows a stage table and a ranking are read from."""
-    cfg = [(name, block, variant) for name, (block, variant) in configs.items()]
-    out = [as_row(study, m) for m in bench.compare(A, B, cfg, ref, rounds=rounds, budget_s=30, **timing)]
+def compare_study(study, A, B, ref, configs, rounds: int, gemv: bool = False, peers: bool = True,
+                  **timing) -> list[dict]:
+    """Each stage at its configuration (a dict stage -> (block, variant), or a list of (stage,
+    block, variant)), with `gemv` the dispatcher, torch.matmul and the read ceiling, on the same
+    inputs, timed round-robin: the rows a stage table and a ranking are read from."""
+    cfg = [(name, block, variant) for name, (block, variant) in configs.items()] if isinstance(configs, dict) \
+        else list(configs)
+    out = [as_row(study, m) for m in bench.compare(A, B, cfg, ref, rounds=rounds, budget_s=30, gemv=gemv,
+                                                   peers=peers, **timing)]
     for r in out:
         say(_line(r))
     return out
@@ -148,10 +175,12 @@ def naive_launch_seconds(A, B, block) -> float:
     return (time.perf_counter() - t) * K / k
 
 
-def sweep(study, A, B, ref, variants: dict, blocks=BLOCKS, **timing) -> list[dict]:
+def sweep(study, A, B, ref, variants: dict, blocks=BLOCKS, naive: bool = True, **timing) -> list[dict]:
     M, K = A.shape
     out = []
     for st in STAGES:
+        if st.name == "naive" and not naive:
+            continue
         if st.name == "naive":
             for block in naive_blocks(M, blocks):
                 secs = naive_launch_seconds(A, B, block)
@@ -171,7 +200,9 @@ def sweep(study, A, B, ref, variants: dict, blocks=BLOCKS, **timing) -> list[dic
 
 
 def _line(r: dict) -> str:
-    what = f"{r['stage']:<13} M={r['M']:<8} K={r['K']:<9} block={r['block']} variant={r['variant']}"
+    what = f"{r['stage']:<15} M={r['M']:<8} K={r['K']:<9} block={r['block']} variant={r['variant']}"
+    if r.get("chosen"):
+        what += f" [{r['chosen']}]"
     if r["status"] != "ok":
         return f"  {what}: {r['status']}"
     err = "" if r["rel_err"] is None else f", err {r['rel_err']:.1e}"
@@ -202,18 +233,38 @@ def build_reports(doc: dict) -> None:
                                  for k, v in built.sass.items()}
 
 
-def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dict:
+def _try(what: str, fn):
+    """Run one of the record's side studies; a failure is written down, not fatal."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - the rest of the record is worth keeping
+        say(f"  {what} failed: {type(e).__name__}: {e}")
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def steps_study(A, B, ref, blocks) -> list[dict]:
+    """Stage 4 taken apart at one shape: STEPS at each block size, all round-robin together."""
+    configs = [(stage, block, variant) for block in blocks for _, stage, variant in STEPS]
+    return compare_study("steps", A, B, ref, configs, rounds=5, peers=False, warmup_ms=10, rep_ms=80)
+
+
+def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explorer=None,
+           counters: bool = True) -> dict:
     """Run every study on this GPU and save the document to `path` (and, as each study ends,
     to `path`.partial, so that an interrupted run keeps what it measured)."""
     if not torch.cuda.is_available():
         raise SystemExit("gemvlab record needs a CUDA GPU; on this machine `python -m gemvlab table` "
                          "shows the recorded results instead")
+    from . import latency, overhead, profile
+
     start = time.time()
     doc = new_doc("recorded")
     doc["headline"] = {"M": headline[0], "K": headline[1]}
     partial = f"{path}.partial"
     say(f"gemvlab record on {doc['machine']['gpu']}, {doc['date']}")
     build_reports(doc)
+    doc["machine"]["memory"] = latency.measure(far_bytes=4 * headline[0] * headline[1])
+    say(f"memory: {doc['machine']['memory']}")
     M, K = headline
     A, B = bench.random_inputs(M, K)
     ref = bench.reference(A, B)
@@ -224,25 +275,52 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True) -> dic
     say("headline: best configurations, torch.matmul and the read ceiling, round-robin")
     head = compare_study("headline", A, B, ref, best_configs(swept), HEADLINE_ROUNDS, **HEADLINE_TIMING)
     doc["runs"] += head
+    say("headline: the kernels torch.matmul launches (torch.profiler)")
+    doc["profiles"] = {"torch.matmul": _try("profile", lambda: {
+        "M": M, "K": K, "kernels": profile.kernels_of(lambda: torch.matmul(A, B))})}
+    for (m, k), blocks in STEP_SHAPES:
+        say(f"stage 4 taken apart at M={m} K={k}")
+        if (m, k) != (M, K):
+            del A, B, ref
+            torch.cuda.empty_cache()
+            A, B = bench.random_inputs(m, k)
+            ref = bench.reference(A, B)
+        doc["runs"] += steps_study(A, B, ref, blocks)
     results.save(doc, partial)
     del A, B, ref
     torch.cuda.empty_cache()
     for M, K in shapes:
         say(f"shape M={M} K={K}")
-        if (M, K) == tuple(headline):  # measured above, in this run: the same rows, not again
-            note = "the headline shape: copied from this run's block sweep"
-            doc["runs"] += [dict(r, study="shapes", note=r["note"] or note) for r in swept
-                            if r["variant"] in SHAPE_VARIANTS.get(r["stage"], (r["variant"],))]
-            doc["runs"] += [dict(r, study="shape_best") for r in head]
-            continue
         A, B = bench.random_inputs(M, K)
         ref = bench.reference(A, B)
-        rows_ = sweep("shapes", A, B, ref, SHAPE_VARIANTS, **SWEEP_TIMING)
+        if (M, K) == tuple(headline):  # the stages were swept above, in this run: not again
+            note = "the headline shape: copied from this run's block sweep"
+            rows_ = [dict(r, study="shapes", note=r["note"] or note) for r in swept
+                     if r["variant"] in SHAPE_VARIANTS.get(r["stage"], (r["variant"],)) and r["stage"] != "naive"]
+        else:
+            rows_ = sweep("shapes", A, B, ref, SHAPE_VARIANTS, blocks=SHAPE_BLOCKS, naive=False, **SWEEP_TIMING)
         doc["runs"] += rows_
-        doc["runs"] += compare_study("shape_best", A, B, ref, best_configs(rows_), SHAPE_ROUNDS, **SWEEP_TIMING)
+        doc["runs"] += compare_study("shape_best", A, B, ref, best_configs(rows_), SHAPE_ROUNDS, gemv=True,
+                                     **SWEEP_TIMING)
         results.save(doc, partial)
         del A, B, ref
         torch.cuda.empty_cache()
+    for M, K in (explorer_shapes() if explorer is None else explorer):
+        say(f"explorer M={M} K={K}")
+        A, B = bench.random_inputs(M, K)
+        ref = bench.reference(A, B)
+        doc["runs"] += compare_study("explorer", A, B, ref, [], SHAPE_ROUNDS, gemv=True, warmup_ms=5, rep_ms=30)
+        del A, B, ref
+        torch.cuda.empty_cache()
+    results.save(doc, partial)
+    say("the cost of a gemv call")
+    doc["overhead"] = [_try("overhead", lambda m=m, k=k: overhead.measure(m, k)) for m, k in ((4096, 4096), (1024, 1024))]
+    if counters:
+        from . import counters as ncu
+
+        say("Nsight Compute counters at the headline shape")
+        doc["counters"] = _try("ncu", lambda: {"M": headline[0], "K": headline[1],
+                                               "rows": ncu.run(*headline, timeout=150), "kernels": [k[0] for k in ncu.KERNELS]})
     if pitfalls:
         from . import pitfalls as pf
 
@@ -259,9 +337,15 @@ def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, con
     """A live results document with only the headline study, for stages 1..upto: each stage at
     its best configuration from the recorded file when that came from this GPU, else at the
     stage's default. Used by the notebooks and `gemvlab table` on a GPU."""
+    from . import latency
+
     doc = new_doc("live")
-    M, K = bench.fit_shape(*(HEADLINE if M is None else (M, K)))
+    full = HEADLINE if M is None else (M, K)
+    M, K = bench.fit_shape(*full)
     doc["headline"] = {"M": M, "K": K}
+    if (M, K) != tuple(full):
+        doc["headline"]["scaled_from"] = list(full)
+    doc["machine"]["memory"] = latency.measure(far_bytes=4 * M * K)
     configs = dict(configs or {})
     try:
         recorded = results.load()

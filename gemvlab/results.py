@@ -1,16 +1,18 @@
 """One JSON schema for every measurement gemvlab makes, live or recorded, and views onto it.
 
-A results document (``schema: "gemvlab-results/1"``)::
+A results document (``schema: "gemvlab-results/2"``)::
 
     {
-      "schema": "gemvlab-results/1",
+      "schema": "gemvlab-results/2",
       "source": "recorded" | "live",
       "date": "2026-11-29T21:04:05Z",            # UTC, when the run started
       "seconds": 312.4,                           # how long the run took
       "machine": {"gpu": "NVIDIA H200", "sm_count": 132, "l2_bytes": 62914560,
                   "memory_bytes": ..., "compute_capability": "9.0", "driver": "580.159.04",
                   "torch": "2.11.0+cu130", "cuda": "13.0", "nvcc": "13.0", "triton": "3.6.0",
-                  "python": "3.12.3", "datasheet_GBps": 4800, "sm_limits": {...}},
+                  "python": "3.12.3", "datasheet_GBps": 4800, "sm_limits": {...},
+                  "memory": {"dram_latency_ns", "far_latency_ns", "l2_latency_ns", "sm_clock_mhz",
+                             "empty_launch_us", ...}},           # gemvlab.latency.measure()
       "timer": {"name": "CUDA events around each launch, L2 flushed before it by reading 256 MiB",
                 "statistic": "median", "min_launches": 20, "l2_flushed": true},
       "headline": {"M": 2048, "K": 1048576},
@@ -18,26 +20,33 @@ A results document (``schema: "gemvlab-results/1"``)::
       "resources": {stage: {kernel: {registers, shared_bytes, stack_bytes,
                                      spill_store_bytes, spill_load_bytes}}},
       "sass": {stage: {kernel: {global_loads: {"128": 10}, local_loads, ...}}} | null,
-      "pitfalls": {demo: {"events": [...], ...}}        # optional
+      "pitfalls": {demo: {"events": [...], ...}},       # optional
+      "profiles": {"torch.matmul": {"M", "K", "kernels": [...]}},   # optional (gemvlab.profile)
+      "counters": {"M", "K", "rows": [...]} | {"error": str},      # optional (gemvlab.counters, ncu)
+      "overhead": [{"M", "K", "kernel_us", "gemv_us", ...}]         # optional (gemvlab.overhead)
     }
 
 A row is one configuration measured once::
 
-    {"study": "headline" | "block_sweep" | "shapes" | "shape_best",
-     "kind": "stage" | "torch_matmul" | "read_ceiling",
-     "stage": "warp_shuffle" | "torch.matmul" | "read ceiling", "number": 4 | null,
+    {"study": "headline" | "block_sweep" | "steps" | "shapes" | "shape_best" | "explorer",
+     "kind": "stage" | "torch_matmul" | "read_ceiling" | "dispatch",
+     "stage": "warp_shuffle" | "torch.matmul" | "read ceiling" | "gemv", "number": 4 | null,
      "M": 2048, "K": 1048576, "block": 256 | null, "variant": 2 | null,
      "status": "ok" | "unsupported" | "does not fit" | "skipped",
      "ms", "min_ms", "max_ms", "q25_ms", "q75_ms": float | null,  # median and spread
      "n": int | null, "timer": str | null,                        # launches timed
      "GBps": float | null,      # bytes_moved(M, K) / ms; the read ceiling counts A's bytes
      "rel_err": float | null,   # ||C - C64|| / ||C64|| against float64
+     "chosen": str | null,      # dispatch rows: the plan gemv chose (dispatch.Plan.name)
      "note": str}               # why a row is not "ok", or how it was measured
 
 "headline" rows are the final same-run comparison at the headline shape: every stage at its
 best configuration from the "block_sweep" study, torch.matmul and the read ceiling, timed
 round-robin (each visited in turn, several rounds). "shape_best" rows are the same for each
-shape of the "shapes" sweep.
+shape of the "shapes" sweep, with the dispatcher (gemv) too. "steps" rows take stage 4 apart
+(stage 3, then one change at a time) at a few block sizes and shapes, round-robin. "explorer"
+rows time gemv, torch.matmul and the read ceiling round-robin on a grid of shapes and on shapes
+outside the sweep.
 """
 
 from __future__ import annotations
@@ -46,7 +55,7 @@ import json
 import os
 from pathlib import Path
 
-SCHEMA = "gemvlab-results/1"
+SCHEMA = "gemvlab-results/2"
 RECORDED_DIR = Path(__file__).parent / "recorded"
 #: The file shown on machines without a GPU; GEMVLAB_RECORDED points to another.
 DEFAULT_RECORDED = RECORDED_DIR / "h200.json"
@@ -56,11 +65,11 @@ ROW_KEYS = {"study": str, "kind": str, "stage": str, "number": (int, type(None))
             "ms": (float, type(None)), "min_ms": (float, type(None)), "max_ms": (float, type(None)),
             "q25_ms": (float, type(None)), "q75_ms": (float, type(None)), "n": (int, type(None)),
             "timer": (str, type(None)), "GBps": (float, type(None)), "rel_err": (float, type(None)),
-            "note": str}
+            "chosen": (str, type(None)), "note": str}
 MACHINE_KEYS = ("gpu", "sm_count", "l2_bytes", "memory_bytes", "compute_capability", "driver",
-                "torch", "cuda", "nvcc", "triton", "python", "datasheet_GBps", "sm_limits")
-STUDIES = ("headline", "block_sweep", "shapes", "shape_best")
-KINDS = ("stage", "torch_matmul", "read_ceiling")
+                "torch", "cuda", "nvcc", "triton", "python", "datasheet_GBps", "sm_limits", "memory")
+STUDIES = ("headline", "block_sweep", "steps", "shapes", "shape_best", "explorer")
+KINDS = ("stage", "torch_matmul", "read_ceiling", "dispatch")
 STATUSES = ("ok", "unsupported", "does not fit", "skipped")
 
 #: Vendor datasheet memory bandwidth, GB/s, by the name torch reports (leads, not measurements).
@@ -176,9 +185,9 @@ def shapes(doc: dict) -> list[tuple[int, int]]:
 def shape_summary(doc: dict, M: int, K: int) -> dict:
     """Per shape: the read ceiling, torch.matmul and each stage's row from the round-robin
     comparison ("shape_best"), or, for a stage without one, why it has no time."""
-    best_rows = rows(doc, "shape_best", M=M, K=K)
+    best_rows = rows(doc, "shape_best", M=M, K=K) or rows(doc, "explorer", M=M, K=K)
     one = lambda kind: next((r for r in best_rows if r["kind"] == kind), None)  # noqa: E731
-    out = {"ceiling": one("read_ceiling"), "torch": one("torch_matmul"), "stages": {}}
+    out = {"ceiling": one("read_ceiling"), "torch": one("torch_matmul"), "gemv": one("dispatch"), "stages": {}}
     for r in best_rows:
         if r["kind"] == "stage":
             out["stages"][r["stage"]] = r
@@ -186,3 +195,16 @@ def shape_summary(doc: dict, M: int, K: int) -> dict:
         out["stages"].setdefault(r["stage"], r)
     out["stages"] = dict(sorted(out["stages"].items(), key=lambda kv: kv[1]["number"]))
     return out
+
+
+def steps(doc: dict, M: int | None = None) -> list[dict]:
+    """The "steps" rows (stage 4 taken apart), in the order they were measured."""
+    return rows(doc, "steps", M=M)
+
+
+def explorer_shapes(doc: dict) -> list[tuple[int, int]]:
+    seen = []
+    for r in rows(doc, "explorer"):
+        if (r["M"], r["K"]) not in seen:
+            seen.append((r["M"], r["K"]))
+    return seen

@@ -30,6 +30,19 @@ def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     return out
 
 
+def step_verdict(before: dict, after: dict) -> str:
+    """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
+    only when the interquartile ranges do not overlap, "tie" otherwise."""
+    ratio = before["ms"] / after["ms"]
+    if after.get("q75_ms") is None or before.get("q25_ms") is None:
+        return f"{ratio:.2f}x"
+    if after["q75_ms"] < before["q25_ms"]:
+        return f"{ratio:.2f}x faster"
+    if after["q25_ms"] > before["q75_ms"]:
+        return f"{1 / ratio:.2f}x slower"
+    return f"tie ({ratio:.3f}x, quartiles overlap)"
+
+
 def _variant(row) -> str:
     if row.get("variant") is None:
         return ""
@@ -41,28 +54,36 @@ def format_table(doc: dict, upto: int | None = None) -> str:
     """The stage table as text, with torch.matmul, the read ceiling and where numbers come from."""
     table = stage_table(doc, upto)
     head = results.headline(doc)
-    lines = [f"{'stage':<31}{'ms':>9}{'GB/s':>8}{'of ceiling':>12}{'step':>8}{'cumul.':>9}"
-             f"{'vs torch':>10}{'rel. error':>12}"]
+    lines = [f"{'stage':<31}{'ms':>9}{'quartiles':>17}{'GB/s':>7}{'of ceiling':>11}{'step':>8}{'cumul.':>8}"
+             f"{'vs torch':>9}{'rel. error':>11}"]
 
     def fmt(x, spec, suffix=""):
         return "" if x is None else format(x, spec) + suffix
 
+    rows = {r["stage"]: r for r in head["stages"]}
+    prev = None
     for t in table:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
-        lines.append(f"{name:<31}{t['ms']:>9.3f}{t['GBps']:>8.0f}{fmt(t['vs_ceiling'], '.3f'):>12}"
-                     f"{fmt(t['step_speedup'], '.2f', 'x'):>8}{t['cumulative_speedup']:>8.1f}x"
-                     f"{fmt(t['vs_torch'], '.2f', 'x'):>10}{t['rel_err']:>12.1e}")
+        r = rows[t["stage"]]
+        step = fmt(t["step_speedup"], ".2f", "x")
+        if prev is not None and not (r["q75_ms"] < prev["q25_ms"] or r["q25_ms"] > prev["q75_ms"]):
+            step = "tie"
+        lines.append(f"{name:<31}{t['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{t['GBps']:>7.0f}"
+                     f"{fmt(t['vs_ceiling'], '.3f'):>11}{step:>8}{t['cumulative_speedup']:>7.1f}x"
+                     f"{fmt(t['vs_torch'], '.2f', 'x'):>9}{t['rel_err']:>11.1e}")
+        prev = r
     for key, name in (("torch", "torch.matmul (cuBLAS)"), ("ceiling", "read ceiling (A only)")):
         r = head[key]
         if r:
             vs = head["ceiling"]["ms"] / r["ms"] if head["ceiling"] else None
             err = "" if r["rel_err"] is None else f"{r['rel_err']:.1e}"
-            lines.append(f"{name:<31}{r['ms']:>9.3f}{r['GBps']:>8.0f}{fmt(vs, '.3f'):>12}"
-                         f"{'':>8}{'':>9}{'':>10}{err:>12}")
+            lines.append(f"{name:<31}{r['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{r['GBps']:>7.0f}"
+                         f"{fmt(vs, '.3f'):>11}{'':>8}{'':>8}{'':>9}{err:>11}")
     M, K = doc["headline"]["M"], doc["headline"]["K"]
     peak = doc["machine"].get("datasheet_GBps")
-    lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median of >= "
-                 f"{doc['timer']['min_launches']} launches ({doc['timer']['name']})"
+    lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median and quartiles of >= "
+                 f"{doc['timer']['min_launches']} launches ({doc['timer']['name']}); step: against the "
+                 f"stage above, 'tie' where the quartiles overlap"
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
     lines.append(f"source: {results.label(doc)}")
     return "\n".join(lines)
@@ -73,3 +94,49 @@ def json_rows(doc: dict) -> list[dict]:
     keep = ("stage", "number", "M", "K", "block", "variant", "ms", "GBps", "rel_err", "vs_ceiling",
             "vs_torch", "step_speedup", "cumulative_speedup", "source", "gpu", "date")
     return [{k: t[k] for k in keep} for t in stage_table(doc)]
+
+
+def shape_rows(doc: dict) -> list[dict]:
+    """One row per (shape, kernel) of the shape sweep ("shape_best") and the explorer study:
+    each stage, the dispatcher ("gemv"), torch.matmul and the read ceiling, timed round-robin.
+    vs_torch = torch's ms / this ms; vs_ceiling = this bandwidth / the read ceiling's (bytes moved
+    4(MK + K + M) for a GEMV, 4MK for the ceiling, which reads A alone)."""
+    out = []
+    for study in ("shape_best", "explorer"):
+        shapes = []
+        for r in results.rows(doc, study):
+            if (r["M"], r["K"]) not in shapes:
+                shapes.append((r["M"], r["K"]))
+        for M, K in shapes:
+            found = results.rows(doc, study, M=M, K=K, ok=True)
+            torch_row = next((r for r in found if r["kind"] == "torch_matmul"), None)
+            ceiling = next((r for r in found if r["kind"] == "read_ceiling"), None)
+            gemv = next((r for r in found if r["kind"] == "dispatch"), None)
+            for r in found:
+                out.append({
+                    "M": M, "K": K, "study": study,
+                    "kernel": {"dispatch": "gemv", "torch_matmul": "torch.matmul",
+                               "read_ceiling": "read ceiling"}.get(r["kind"], r["stage"]),
+                    "block": r["block"], "variant": r["variant"], "ms": r["ms"], "q25_ms": r["q25_ms"],
+                    "q75_ms": r["q75_ms"], "GBps": r["GBps"],
+                    "vs_torch": torch_row["ms"] / r["ms"] if torch_row else None,
+                    "vs_ceiling": r["GBps"] / ceiling["GBps"] if ceiling else None,
+                    "chosen": gemv["chosen"] if gemv else None, "rel_err": r["rel_err"],
+                    "source": doc["source"], "gpu": doc["machine"]["gpu"]})
+    return out
+
+
+def format_shapes(doc: dict, kernels=("gemv", "torch.matmul", "read ceiling")) -> str:
+    """The shapes table: per shape, the chosen kernel and each kernel's time, vs torch and vs
+    the read ceiling's bandwidth."""
+    rows = [r for r in shape_rows(doc) if kernels is None or r["kernel"] in kernels]
+    lines = [f"{'M':>9}{'K':>11}  {'kernel':<14}{'ms':>9}{'GB/s':>8}{'vs torch':>10}{'vs ceiling':>12}  chosen"]
+    last = None
+    for r in rows:
+        shape = (r["M"], r["K"])
+        lines.append(f"{r['M'] if shape != last else '':>9}{r['K'] if shape != last else '':>11}  {r['kernel']:<14}"
+                     f"{r['ms']:>9.4f}{r['GBps']:>8.0f}{r['vs_torch'] or 0:>9.2f}x{r['vs_ceiling'] or 0:>12.3f}  "
+                     + (r["chosen"] if r["kernel"] == "gemv" else ""))
+        last = shape
+    lines.append(f"source: {results.label(doc)}; vs ceiling compares bandwidth (bytes moved / time)")
+    return "\n".join(lines)
