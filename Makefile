@@ -1,20 +1,25 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make lab    creates .venv, installs gemvlab and opens the workbook in JupyterLab
-#   make test   creates .venv, installs gemvlab with its test tools, runs every test and nbval
+#               (JupyterLab options: make lab ARGS="--port 8890 --no-browser")
+#   make test   creates .venv, installs gemvlab with its test tools and a browser, runs every test and nbval
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# JupyterLab refuses to run as root unless told to (containers, CI machines).
-ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+ARGS ?=
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[lab,test]'
 	touch $@
 
 lab: $(VENV)/.installed
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) notebooks/
+	$(PY) -m gemvlab lab $(ARGS)
 
-test: $(VENV)/.installed
+# The browser tests drive Debian's Chromium through JupyterLab; tools/browser.sh installs it when it
+# can (root and apt-get, as in CI) and says how otherwise (the tests then skip with that message).
+browser:
+	@bash tools/browser.sh
+
+test: $(VENV)/.installed browser
 	$(PY) -m pytest tests --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
-.PHONY: lab test
+.PHONY: lab test browser

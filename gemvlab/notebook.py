@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
-from . import bench, occupancy, results, toolchain
+from . import bench, model, occupancy, results, toolchain
 from .kernels import build_stage, get_stage, stage_occupancy
 from .table import format_table, stage_table
 
@@ -22,6 +22,7 @@ class Context:
     live: bool
     doc: dict  # the stage table's source: a live run here, or the recorded file
     recorded: dict  # the recorded file (sweeps, shapes, pitfalls)
+    predictions: dict = field(default_factory=dict)  # stage name -> model.Prediction, made before measuring
 
     @property
     def label(self) -> str:
@@ -30,7 +31,8 @@ class Context:
 
 def setup(upto: int) -> Context:
     """Configure the build, load the recorded results and, on a GPU, measure stages 1..upto live
-    at the headline shape (round-robin with torch.matmul and the read ceiling)."""
+    at the headline shape (round-robin with torch.matmul and the read ceiling), scaled down to
+    fit the GPU's memory when needed (and said so)."""
     toolchain.configure()  # sets CUDA_HOME and friends where missing, and says so once
     recorded = results.load()
     live = torch.cuda.is_available()
@@ -38,8 +40,15 @@ def setup(upto: int) -> Context:
         from .record import live_headline
 
         doc = live_headline(upto=upto, rounds=3, warmup_ms=10, rep_ms=150)
-        print(f"Live: {torch.cuda.get_device_name()}. Stages 1 to {upto} measured just now; sweeps, "
+        head = doc["headline"]
+        what = f"Stages 1 to {upto}, torch.matmul" if upto else "torch.matmul"
+        print(f"Live: {torch.cuda.get_device_name()}. {what} and the read ceiling measured just now; sweeps, "
               f"shapes and pitfall transcripts below are {results.label(recorded)} unless a cell says live.")
+        if head.get("scaled_from"):
+            M0, K0 = head["scaled_from"]
+            print(f"Scaled to fit this GPU's memory: M = {head['M']:,}, K = {head['K']:,} (A is "
+                  f"{4 * head['M'] * head['K'] / 2**30:.1f} GiB) instead of M = {M0:,}, K = {K0:,} "
+                  f"({4 * M0 * K0 / 2**30:.0f} GiB). Live numbers are for the scaled shape; recorded ones for the full one.")
     else:
         doc = recorded
         print(f"No CUDA GPU here: numbers are {results.label(recorded)}; compiler facts are computed here.")
@@ -144,19 +153,96 @@ def sm_limits(recorded: dict | None = None) -> occupancy.SMLimits:
     return occupancy.SMLimits(**(recorded or results.load())["machine"]["sm_limits"])
 
 
-def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = None) -> None:
-    """Resident blocks and warps per SM for every block size, from the resource report and the
-    recorded GPU's limits (or this GPU's)."""
+def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = None, M: int = 2048,
+                    sms: int | None = None, recorded: dict | None = None) -> None:
+    """For every block size: what the occupancy calculator allows (blocks and warps per SM, and
+    the limiter) and what a grid for M rows really leaves on the SMs (waves, the last wave's fill,
+    resident warps per SM), on the recorded GPU (or this one)."""
     st = get_stage(stage)
     res = build_stage(st).resources[st.kernel_name(variant)]
-    limits = limits or sm_limits()
+    doc = recorded or results.load()
+    limits = limits or sm_limits(doc)
+    sms = sms or (torch.cuda.get_device_properties(0).multi_processor_count if torch.cuda.is_available()
+                  else doc["machine"]["sm_count"])
     print(f"{st.kernel_name(variant)}: {res.registers} registers/thread, {res.shared_bytes} B static shared"
           + (f" + {st.shared_per_thread} B/thread dynamic" if st.shared_per_thread else "")
-          + f"; SM limits of compute capability {limits.compute_capability}")
-    print(f"{'block':>6}{'blocks/SM':>11}{'warps/SM':>10}{'occupancy':>11}  limited by")
+          + f"; SM limits of compute capability {limits.compute_capability}, {sms} SMs, M = {M:,} rows")
+    print(f"{'':>6}{'the occupancy calculator':^34}  {'what the grid leaves':^44}")
+    print(f"{'block':>6}{'blocks/SM':>11}{'warps/SM':>10}  {'limited by':<11}  {'grid':>7}{'waves':>7}"
+          f"{'last wave':>11}{'warps/SM':>10}{'of max':>8}")
     for block in (32, 64, 128, 256, 512, 1024):
         o = stage_occupancy(st, block, variant, limits)
-        print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}{o.occupancy:>10.0%}  {o.limiter}")
+        r = occupancy.residency(o, st.grid(M, block, variant or 0), sms)
+        last = f"{r.last_wave_fill:.0%}" if r.waves > 1 else (f"{r.busy_sms} SMs" if r.busy_sms < sms else "full")
+        print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}  {o.limiter:<11}  {r.grid:>7}{r.waves:>7}"
+              f"{last:>11}{r.warps_per_sm:>10.1f}{r.occupancy:>8.0%}")
+
+
+def _inputs(doc: dict) -> dict:
+    return model.machine_inputs(doc)
+
+
+def model_inputs(ctx: Context) -> None:
+    """The measured numbers the model runs on (from this GPU live, or the recorded run)."""
+    m = ctx.doc["machine"]
+    mem = m["memory"]
+    ceiling = results.headline(ctx.doc)["ceiling"]
+    print(f"DRAM latency, one dependent load at a time: {mem['dram_latency_ns']:.0f} ns "
+          f"({mem['dram_latency_cycles']:.0f} SM clocks at {mem['sm_clock_mhz']} MHz)")
+    if mem.get("far_latency_ns"):
+        print(f"  the same over {mem['far_bytes'] / 2**30:.0f} GiB (loads far apart, as the naive warps make them): "
+              f"{mem['far_latency_ns']:.0f} ns")
+    print(f"L2 latency: {mem['l2_latency_ns']:.0f} ns; read ceiling: {ceiling['GBps']:,.0f} GB/s; "
+          f"{m['sm_count']} SMs")
+    need = ceiling["GBps"] * 1e9 * mem["dram_latency_ns"] * 1e-9
+    print(f"Little's law: to read at the ceiling, {ceiling['GBps']:,.0f} GB/s x {mem['dram_latency_ns']:.0f} ns = "
+          f"{need / 2**20:.2f} MiB must be in flight, {need / m['sm_count'] / 1024:.1f} KiB per SM  [{ctx.label}]")
+
+
+def predict(ctx: Context, stage, block: int | None = None, variant: int | None = None, M: int | None = None,
+            K: int | None = None, quiet: bool = False) -> model.Prediction:
+    """The model's prediction for a stage at the configuration the stage table runs it at (or the
+    given one), printed with its working and kept for the look-back."""
+    st = get_stage(stage)
+    row = next((r for r in results.headline(ctx.doc)["stages"] if r["stage"] == st.name), None)
+    block = block or (row["block"] if row else st.default_block)
+    if variant is None and st.variant_name:
+        variant = row["variant"] if row and row["variant"] is not None else st.default_variant
+    M = M or ctx.doc["headline"]["M"]
+    K = K or ctx.doc["headline"]["K"]
+    p = model.predict(st, M, K, block, variant, **_inputs(ctx.doc))
+    ctx.predictions.setdefault(st.name, p)
+    if not quiet:
+        print(p.describe() + f"  [{ctx.label}]")
+    return p
+
+
+def sweep_model(ctx: Context, stage, variant=None, blocks=(32, 64, 128, 256, 512, 1024)) -> None:
+    """The model against the recorded block-size sweep: per block size, the resident warps, the
+    bytes in flight, the term that binds, the predicted and the measured time."""
+    st = get_stage(stage)
+    doc = ctx.recorded
+    M, K = doc["headline"]["M"], doc["headline"]["K"]
+    inputs = _inputs(doc)
+    sweep = results.block_sweep(doc, st.name)
+    what = st.kernel_name(variant) if st.variant_name else st.name
+    print(f"{what}, M = {M:,}, K = {K:,}  [model and measurement: {results.label(doc)}]")
+    print(f"{'block':>6}{'SMs busy':>9}{'warps/SM':>9}{'waves':>6}{'in flight':>12}  {'model bound':<16}"
+          f"{'model ms':>9}{'measured':>10}{'ratio':>7}{'implied latency':>17}")
+    for block in blocks:
+        p = model.predict(st, M, K, block, variant, **inputs)
+        r = next((r for r in sweep if r["block"] == block and r["variant"] == (variant if st.variant_name else None)), None)
+        measured = r["ms"] if r and r["status"] == "ok" else None
+        w = p.waves[0] if p.waves else None
+        busy = p.res.busy_sms
+        line = (f"{block:>6}{busy:>9}{(p.res.first_wave_warps_per_sm if w else 0):>9.1f}{len(p.waves):>6}"
+                f"{(w.in_flight_bytes / 2**20 if w else 0):>8.2f} MiB  {p.bound:<16}{p.ms:>9.3f}")
+        if measured:
+            # Little's law run backwards: the latency at which the first wave's bytes in flight
+            # would give the measured bandwidth.
+            implied = w.in_flight_bytes / (bench.bytes_moved(M, K) / (measured * 1e-3)) * 1e9
+            line += f"{measured:>10.3f}{measured / p.ms:>7.2f}{implied:>13.0f} ns"
+        print(line)
 
 
 # ---- measurements --------------------------------------------------------------------------
@@ -214,11 +300,34 @@ def shapes_table(doc: dict, stages=("coalesced", "vectorized", "warp_shuffle", "
         print(f"{f'{M} x {K}':>20}{ceil:>9}{tor:>9}" + "".join(f"{c:>14}" for c in cells))
 
 
+def _slider_view(sliders: dict, show):
+    """Sliders above an Output area; each change clears the area and calls show(**values) in it.
+    Figures are displayed explicitly and closed (no reliance on the inline backend noticing an
+    open figure), so every move leaves exactly one plot. Returns the box for the cell to display."""
+    import ipywidgets as widgets
+    import matplotlib.pyplot as plt
+    from IPython.display import clear_output, display
+
+    out = widgets.Output()
+
+    def redraw(_=None):
+        with out:
+            clear_output(wait=True)
+            fig = show(**{name: s.value for name, s in sliders.items()})
+            if fig is not None:
+                display(fig)
+                plt.close(fig)
+
+    for s in sliders.values():
+        s.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([*sliders.values(), out])
+
+
 def block_slider(ctx: Context, stage, variant=None):
     """A block-size slider. On a GPU it times the stage at the chosen block size now, at the
     headline shape; without one it shows the recorded sweep there and the occupancy implied."""
     import ipywidgets as widgets
-    import matplotlib.pyplot as plt
 
     from .plots import plot_block_sweep
 
@@ -227,10 +336,16 @@ def block_slider(ctx: Context, stage, variant=None):
     limits = sm_limits(ctx.recorded)
     state = {}
 
+    sms = (torch.cuda.get_device_properties(0).multi_processor_count if ctx.live
+           else ctx.recorded["machine"]["sm_count"])
+
     def show(block):
         o = stage_occupancy(st, block, variant, limits)
-        print(f"block {block}: {o.blocks_per_sm} blocks and {o.warps_per_sm} warps per SM "
-              f"({o.occupancy:.0%} occupancy, limited by {o.limiter})")
+        M = ctx.doc["headline"]["M"]
+        r = occupancy.residency(o, st.grid(M, block, variant or 0), sms)
+        print(f"block {block}: the occupancy calculator allows {o.blocks_per_sm} blocks ({o.warps_per_sm} warps) "
+              f"per SM, limited by {o.limiter}")
+        print(f"  the grid for M = {M:,}: {r.describe()}")
         if ctx.live:
             if "inputs" not in state:
                 M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
@@ -249,12 +364,11 @@ def block_slider(ctx: Context, stage, variant=None):
                 print(f"recorded: {r['ms']:.3f} ms, {r['GBps']:.0f} GB/s  [{results.label(ctx.recorded)}]")
             elif r:
                 print(f"recorded: {r['status']}: {r['note']}")
-        _ = plot_block_sweep(ctx.recorded, st.name, variants=[variant if st.variant_name else None],
-                             mark_block=block)
-        plt.show()
+        return plot_block_sweep(ctx.recorded, st.name, variants=[variant if st.variant_name else None],
+                                mark_block=block)
 
-    widgets.interact(show, block=widgets.SelectionSlider(
-        options=[32, 64, 128, 256, 512, 1024], value=st.default_block, description="block"))
+    return _slider_view({"block": widgets.SelectionSlider(options=[32, 64, 128, 256, 512, 1024],
+                                                          value=st.default_block, description="block")}, show)
 
 
 def pitfall(ctx: Context, demo: str) -> None:
@@ -270,15 +384,15 @@ def pitfall(ctx: Context, demo: str) -> None:
     pitfalls.show(result)
 
 
-def look_back(ctx: Context, stage, predicted_ms: float) -> None:
-    """The prediction made before measuring, beside the measurement."""
-    st = get_stage(stage)
-    t = next(t for t in stage_table(ctx.doc) if t["stage"] == st.name)
-    ceiling = results.headline(ctx.doc)["ceiling"]
-    print(f"predicted: about {predicted_ms:g} ms; measured: {t['ms']:.3f} ms "
-          f"({t['ms'] / predicted_ms:.2f}x the prediction)  [{ctx.label}]")
-    if ceiling:
-        print(f"{st.name} runs at {t['vs_ceiling']:.3f} of the read ceiling ({ceiling['ms']:.3f} ms)")
+def look_back(ctx: Context, upto: int) -> None:
+    """Each stage's prediction (made by the model before the measurement was shown) beside the
+    measurement, the ratio, and the term of the model that set the prediction."""
+    table = {t["stage"]: t for t in stage_table(ctx.doc, upto)}
+    print(f"{'stage':<24}{'predicted':>10}{'measured':>10}{'measured/predicted':>20}  model bound by  [{ctx.label}]")
+    for name, t in table.items():
+        p = ctx.predictions.get(name) or predict(ctx, name, quiet=True)
+        config = f"{t['number']} {name} ({t['block']}" + ("" if t["variant"] is None else f", {t['variant']}") + ")"
+        print(f"{config:<24}{p.ms:>10.3f}{t['ms']:>10.3f}{t['ms'] / p.ms:>20.2f}  {p.bound}")
 
 
 def serial_vs_tree_sum(K: int = 2**20, seed: int = 0) -> None:
@@ -308,3 +422,335 @@ def spread(ctx: Context, upto: int = 5) -> None:
     print(f"{'':<16}{'median':>9}{'quartiles':>20}{'launches':>10}   [{ctx.label}]")
     for r in filter(None, rows):
         print(f"{r['stage']:<16}{r['ms']:>9.3f}{r['q25_ms']:>11.3f} - {r['q75_ms']:.3f}{r['n']:>10}")
+
+
+# ---- stage 4 taken apart -------------------------------------------------------------------
+
+STEP_LABELS = {("vectorized", None): "3  stage 3", ("warp_shuffle_l1", 1): "4a + shuffle reduction",
+               ("warp_shuffle_l1", 2): "4b + 2 loads in flight", ("warp_shuffle", 2): "4  + A past the L1"}
+
+
+def steps_table(doc: dict, M: int) -> None:
+    """Stage 3, then stage 4's changes one at a time, at each block size measured: median,
+    quartiles, and each step against the one before, called a tie when their quartiles overlap."""
+    rows = results.steps(doc, M=M)
+    if not rows:
+        print(f"no steps study at M = {M} in this results file")
+        return
+    K = rows[0]["K"]
+    print(f"M = {M:,}, K = {K:,}: median ms [quartiles], each step against the one above  [{results.label(doc)}]")
+    for block in sorted({r["block"] for r in rows}):
+        prev = None
+        print(f"  block {block}")
+        for r in (r for r in rows if r["block"] == block):
+            label = STEP_LABELS.get((r["stage"], r["variant"]), r["stage"])
+            verdict = ""
+            if prev:
+                verdict = _step_verdict(prev, r)
+            print(f"    {label:<24}{r['ms']:>9.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
+            prev = r
+
+
+def _step_verdict(before: dict, after: dict) -> str:
+    from .table import step_verdict
+
+    return step_verdict(before, after)
+
+
+# ---- what torch.matmul runs, and the counters ------------------------------------------------
+
+def matmul_kernels(ctx: Context) -> None:
+    """The kernels torch.matmul (cuBLAS) launches at the headline shape, with grids and times:
+    torch.profiler, live on a GPU, recorded otherwise."""
+    from . import profile
+
+    if ctx.live:
+        M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
+        A, B = bench.random_inputs(M, K)
+        kernels, label = profile.kernels_of(lambda: torch.matmul(A, B)), f"live on {torch.cuda.get_device_name()}"
+        del A, B
+    else:
+        found = (ctx.recorded.get("profiles") or {}).get("torch.matmul") or {}
+        kernels, label, M, K = found.get("kernels") or [], results.label(ctx.recorded), found.get("M"), found.get("K")
+    print(f"torch.matmul(A, B), M = {M:,}, K = {K:,}: each kernel's median over 5 calls, L2 flushed before each")
+    profile.show(kernels, f"[{label}]")
+
+
+def counters(ctx: Context, only=None, live: bool = True) -> None:
+    """Nsight Compute's counters for the stages and torch.matmul at the headline shape: with `live`,
+    on a machine with a GPU and ncu, run now for stage 4, the dispatcher and torch.matmul (half a
+    minute); the recorded H200's (every stage) otherwise."""
+    from . import counters as ncu
+
+    found, label = None, None
+    if live and ctx.live and toolchain.find_tool("ncu"):
+        M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
+        try:
+            found = {"M": M, "K": K, "rows": ncu.run(M, K, timeout=300, only=ncu.LIVE), "kernels": list(ncu.LIVE)}
+            label = f"live on {torch.cuda.get_device_name()}"
+        except Exception as e:  # noqa: BLE001 - no permission for counters, say so and show the recorded
+            print(f"ncu did not run here ({str(e).splitlines()[0][:200]}); the recorded counters follow")
+    if found is None:
+        found, label = ctx.recorded.get("counters") or {}, results.label(ctx.recorded)
+    if not found.get("rows"):
+        print(f"no counters recorded ({found.get('error', 'not measured')})")
+        return
+    rows = [r for r in found["rows"] if not any(w in r["kernel"] for w in ("distribution", "elementwise", "fill"))]
+    print(f"Nsight Compute, M = {found['M']:,}, K = {found['K']:,}, one launch each")
+    ncu.show(rows, label=f"[{label}]", only=only)
+
+
+# ---- which kernel for which shape (notebook 04) and the dispatcher (notebook 05) -------------
+
+def which_kernel(doc: dict) -> None:
+    """Per shape of the sweep: the fastest stage, stages 4 and 5 at their best, the dispatcher
+    and torch.matmul, as ms and as a fraction of the read ceiling's time."""
+    print(f"{'M x K':>20}{'fastest stage':>22}{'stage 4':>10}{'stage 5':>10}{'gemv':>9}{'torch':>9}{'ceiling':>9}"
+          f"   [{results.label(doc)}; ms]")
+    for M, K in results.shapes(doc):
+        s = results.shape_summary(doc, M, K)
+        ok = {n: r for n, r in s["stages"].items() if r["status"] == "ok"}
+        best = min(ok.values(), key=lambda r: r["ms"]) if ok else None
+        cell = lambda r: f"{r['ms']:.3f}" if r and r.get("status") == "ok" else "n/a"  # noqa: E731
+        name = f"{best['stage']} {best['ms']:.3f}" if best else "none"
+        print(f"{f'{M} x {K}':>20}{name:>22}{cell(ok.get('warp_shuffle')):>10}{cell(ok.get('multirow')):>10}"
+              f"{cell(s.get('gemv')):>9}{cell(s['torch']):>9}{cell(s['ceiling']):>9}")
+
+
+def dispatch_table(doc: dict, study: str = "shape_best") -> None:
+    """The dispatcher on the reference sweep (or the explorer grid): the kernel it chose, its time
+    beside torch.matmul and the read ceiling (quartiles in brackets), and the bar it is held to."""
+    l2 = doc["machine"]["l2_bytes"]
+    shapes = results.shapes(doc) if study == "shape_best" else results.explorer_shapes(doc)
+    print(f"{'M':>9}{'K':>11}  {'chosen':<34}{'gemv ms [quartiles]':>26}{'torch ms':>10}{'vs torch':>9}"
+          f"{'of ceiling BW':>14}  bar")
+    for M, K in shapes:
+        found = results.rows(doc, study, M=M, K=K, ok=True)
+        one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
+        g, t, c = one("dispatch"), one("torch_matmul"), one("read_ceiling")
+        if not g:
+            continue
+        big = 4 * (M * K + K) >= 4 * l2
+        vs_t = t["ms"] / g["ms"] if t else None
+        vs_c = g["GBps"] / c["GBps"] if c else None
+        bar = []
+        if vs_t is not None:
+            bar.append("torch ok" if vs_t >= 1.0 else "SLOWER than torch")
+        if big and vs_c is not None:
+            bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
+        vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
+        print(f"{M:>9}{K:>11}  {g['chosen'][:33]:<34}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
+              f"{(t['ms'] if t else float('nan')):>10.4f}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
+    print(f"bar: at least torch.matmul's speed; where A and B are at least 4x the L2 ({4 * l2 / 2**20:.0f} MiB), "
+          f"at least 0.91 of the read ceiling's bandwidth  [{results.label(doc)}]")
+
+
+def explain_shape(ctx: Context, M: int, K: int) -> None:
+    """What gemv would do for an aligned M x K on this GPU (or the recorded one), the model's time
+    for it, and the recorded (or live) times beside torch.matmul."""
+    from . import dispatch
+
+    device = dispatch.Device.of() if ctx.live else dispatch.Device.recorded(ctx.recorded)
+    plan = dispatch.choose(M, K, K, 0, 0, device)
+    print(plan.describe())
+    doc = ctx.recorded
+    found = results.rows(doc, "explorer", M=M, K=K, ok=True) or results.rows(doc, "shape_best", M=M, K=K, ok=True)
+    tiny = results.rows(doc, "explorer", M=1, K=128, ok=True)
+    launch_us = min((r["ms"] for r in tiny if r["kind"] == "dispatch"), default=0.0) * 1e3
+    p = model.predict_plan(plan, launch_us=launch_us, **_inputs(doc))
+    if p:
+        print(f"model: {p.ms:.4f} ms ({p.bound}; {launch_us:.1f} us per launch, the recorded time of "
+              f"gemv at M = 1, K = 128)")
+    one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
+    g, t, c = one("dispatch"), one("torch_matmul"), one("read_ceiling")
+    if ctx.live:
+        A, B = bench.random_inputs(M, K)
+        from .kernels import gemv
+
+        timed = bench.time_round_robin({"gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)},
+                                       rounds=2, warmup_ms=5, rep_ms=20)
+        print(f"live: gemv {timed['gemv'].ms:.4f} ms, torch.matmul {timed['torch.matmul'].ms:.4f} ms "
+              f"({timed['torch.matmul'].ms / timed['gemv'].ms:.2f}x)  [live on {torch.cuda.get_device_name()}]")
+        del A, B
+    elif g:
+        print(f"recorded: gemv {g['ms']:.4f} ms, torch.matmul {t['ms']:.4f} ms ({t['ms'] / g['ms']:.2f}x)"
+              + (f", read ceiling {c['ms']:.4f} ms" if c else "") + f"  [{results.label(doc)}]")
+    else:
+        print("not in the recorded explorer grid")
+
+
+def shape_slider(ctx: Context):
+    """M and K sliders over the recorded explorer grid: the kernel chosen, the model's time, and
+    the recorded (or live) time beside torch.matmul."""
+    import ipywidgets as widgets
+
+    from .record import EXPLORER_K, EXPLORER_M
+
+    def show(M, K):
+        if M * K > 2**30:
+            print(f"M x K = {M * K:,} floats: larger than the explorer grid records (2^30); pick a smaller pair")
+        else:
+            explain_shape(ctx, M, K)
+        return _explorer_map(ctx.recorded, M, K)
+
+    return _slider_view({"M": widgets.SelectionSlider(options=list(EXPLORER_M), value=16, description="M"),
+                         "K": widgets.SelectionSlider(options=list(EXPLORER_K), value=1048576, description="K")}, show)
+
+
+# ---- small facts the prose quotes ---------------------------------------------------------------
+
+def sweep_span(doc: dict, stage, variant=None) -> None:
+    """The recorded block-size sweep's fastest and slowest times, and their ratio."""
+    st = get_stage(stage)
+    rows = [r for r in results.block_sweep(doc, st.name) if r["status"] == "ok"
+            and r["variant"] == (variant if st.variant_name else None)]
+    fast, slow = min(rows, key=lambda r: r["ms"]), max(rows, key=lambda r: r["ms"])
+    print(f"{st.name}: {fast['ms']:.1f} ms at block {fast['block']} to {slow['ms']:.1f} ms at block {slow['block']}: "
+          f"{slow['ms'] / fast['ms']:.1f} times  [{results.label(doc)}]")
+
+
+def l1_fit(doc: dict) -> None:
+    """For the naive sweep's large blocks: cache lines the busy SMs' L1s looked up per SM clock.
+    Each float of A read is one line lookup (32 lanes, 32 rows: 32 lines per load instruction),
+    and B adds one line per instruction: M * K * (1 + 1/32) lookups in all."""
+    M, K = doc["headline"]["M"], doc["headline"]["K"]
+    clock = doc["machine"]["memory"]["sm_clock_mhz"] * 1e6
+    lookups = M * K * (1 + 1 / 32)
+    for r in results.block_sweep(doc, "naive"):
+        if r["status"] != "ok" or r["block"] < 256:
+            continue
+        busy = -(-M // r["block"])
+        rate = lookups / busy / (r["ms"] * 1e-3) / clock
+        print(f"block {r['block']:>4}: {busy} busy SMs, {lookups / busy / 1e9:.2f} G lookups each in {r['ms']:.1f} ms: "
+              f"{rate:.2f} lines per SM clock ({clock / 1e6:.0f} MHz)  [{results.label(doc)}]")
+
+
+def compare_rows(doc: dict, a: str, b: str) -> None:
+    """Two rows of the headline table side by side with their quartiles, and the verdict."""
+    from .table import step_verdict
+
+    rows = {r["stage"]: r for r in results.headline(doc)["stages"]}
+    head = results.headline(doc)
+    rows.update({"torch.matmul": head["torch"], "read ceiling": head["ceiling"]})
+    ra, rb = rows[get_stage(a).name if a in [s.name for s in __import__("gemvlab").STAGES] else a], \
+        rows[get_stage(b).name if b in [s.name for s in __import__("gemvlab").STAGES] else b]
+    print(f"{ra['stage']}: {ra['ms']:.3f} ms [{ra['q25_ms']:.3f} {ra['q75_ms']:.3f}];  {rb['stage']}: "
+          f"{rb['ms']:.3f} ms [{rb['q25_ms']:.3f} {rb['q75_ms']:.3f}];  {rb['stage']} against {ra['stage']}: "
+          f"{step_verdict(ra, rb)}  [{results.label(doc)}]")
+
+
+def matmul_overhead(ctx: Context) -> None:
+    """torch.matmul's first kernel at the headline shape: its blocks, their waves, and its time
+    beyond reading A at the read ceiling, per wave of blocks."""
+    doc = ctx.recorded
+    prof = (doc.get("profiles") or {}).get("torch.matmul") or {}
+    if not prof.get("kernels"):
+        print("no torch.matmul profile recorded")
+        return
+    k = max(prof["kernels"], key=lambda k: k["us"])
+    blocks = k["grid"][0] * k["grid"][1] * k["grid"][2]
+    regs = k["registers"] or 32
+    o = occupancy.occupancy(regs, k["block"][0], sm_limits(doc), k["shared_bytes"] or 0)
+    sms = doc["machine"]["sm_count"]
+    slots = o.blocks_per_sm * sms
+    waves = -(-blocks // slots)
+    M, K = prof["M"], prof["K"]
+    at_ceiling = 4 * M * K / (results.headline(doc)["ceiling"]["GBps"] * 1e9) * 1e3
+    extra = k["us"] / 1e3 - at_ceiling
+    from .profile import short_name
+
+    print(f"{short_name(k['name'])}: {blocks:,} blocks of {k['block'][0]} threads, {4 * M * K / blocks / 1024:.0f} KiB of A "
+          f"each; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}): {waves} waves of {slots:,}")
+    print(f"{k['us'] / 1e3:.3f} ms, against {at_ceiling:.3f} ms to read A at the read ceiling: {extra:.3f} ms more, "
+          f"{extra * 1e3 / waves:.2f} us per wave  [{results.label(doc)}]")
+    st = next((r for r in results.headline(doc)["stages"] if r["stage"] == "warp_shuffle"), None)
+    if st:
+        print(f"stage 4 ({st['block']} threads): {M:,} blocks, one per row, {4 * K / 2**20:.0f} MiB of A each; "
+              f"{st['ms']:.3f} ms, {st['ms'] - at_ceiling:.3f} ms beyond the read ceiling's time")
+
+
+def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
+    """Stage 4 (one block per row) on every shape of the sweep: what its grid leaves on the SMs,
+    the model's time and the recorded one."""
+    doc = ctx.recorded
+    inputs = _inputs(doc)
+    st = get_stage(stage)
+    print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
+    print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/SM':>10}{'waves':>7}"
+          f"{'model ms':>10}{'measured':>10}{'ratio':>7}")
+    for M, K in results.shapes(doc):
+        r = results.shape_summary(doc, M, K)["stages"].get(st.name)
+        if not r or r["status"] != "ok":
+            print(f"{M:>9}{K:>11}  {st.name} does not run here ({r['status'] if r else 'not measured'})")
+            continue
+        p = model.predict(st, M, K, r["block"], r["variant"], **inputs)
+        print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.warps_per_sm:>10.1f}"
+              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}")
+
+
+def dispatch_look_back(ctx: Context) -> None:
+    """The model's time for the plan gemv chose on each shape of the sweep, beside the recorded one."""
+    from . import dispatch
+
+    doc = ctx.recorded
+    device = dispatch.Device.recorded(doc)
+    inputs = _inputs(doc)
+    tiny = results.rows(doc, "explorer", M=1, K=128, ok=True)
+    launch_us = min((r["ms"] for r in tiny if r["kind"] == "dispatch"), default=0.0) * 1e3
+    print(f"{'M':>9}{'K':>11}  {'plan':<36}{'model ms':>10}{'measured':>10}{'ratio':>7}  model bound by")
+    for M, K in results.shapes(doc):
+        g = results.shape_summary(doc, M, K).get("gemv")
+        plan = dispatch.choose(M, K, K, 0, 0, device)
+        p = model.predict_plan(plan, launch_us=launch_us, **inputs)
+        if not g or not p:
+            continue
+        print(f"{M:>9}{K:>11}  {plan.name[:35]:<36}{p.ms:>10.4f}{g['ms']:>10.4f}{g['ms'] / p.ms:>7.2f}  {p.bound}")
+    print(f"({launch_us:.1f} us per launch: the recorded time of gemv at M = 1, K = 128)  [{results.label(doc)}]")
+
+
+def overhead_table(doc: dict) -> None:
+    """What a call costs beyond its kernel (gemvlab.overhead), as recorded."""
+    rows = [r for r in doc.get("overhead") or [] if "error" not in r]
+    if not rows:
+        print("no per-call timing recorded")
+        return
+    print(f"{'M x K':>13}{'kernel us':>11}{'gemv call us':>14}{'added us':>10}{'torch.matmul us':>17}"
+          f"{'host us/call':>14}   [{results.label(doc)}]")
+    for r in rows:
+        print(f"{r['M']:>6} x {r['K']:<5}{r['kernel_us']:>11.1f}{r['gemv_us']:>14.1f}{r['added_us']:>10.1f}"
+              f"{r['torch_us']:>17.1f}{r['host_us_per_call']:>14.1f}")
+
+
+def _explorer_map(doc: dict, M: int, K: int):
+    """The recorded explorer grid as a map: gemv's speed against torch.matmul's at each (M, K),
+    the chosen pair outlined."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .record import EXPLORER_K, EXPLORER_M
+
+    ratio = np.full((len(EXPLORER_M), len(EXPLORER_K)), np.nan)
+    for i, m in enumerate(EXPLORER_M):
+        for j, k in enumerate(EXPLORER_K):
+            found = results.rows(doc, "explorer", M=m, K=k, ok=True)
+            g = next((r for r in found if r["kind"] == "dispatch"), None)
+            t = next((r for r in found if r["kind"] == "torch_matmul"), None)
+            if g and t:
+                ratio[i, j] = t["ms"] / g["ms"]
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    im = ax.imshow(ratio, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
+    for i in range(len(EXPLORER_M)):
+        for j in range(len(EXPLORER_K)):
+            if not np.isnan(ratio[i, j]):
+                ax.text(j, i, f"{ratio[i, j]:.2f}", ha="center", va="center", fontsize=7)
+    if M in EXPLORER_M and K in EXPLORER_K:
+        ax.add_patch(plt.Rectangle((EXPLORER_K.index(K) - 0.5, EXPLORER_M.index(M) - 0.5), 1, 1, fill=False,
+                                   lw=2.5, color="black"))
+    ax.set_xticks(range(len(EXPLORER_K)), [f"{k:,}" for k in EXPLORER_K], fontsize=7)
+    ax.set_yticks(range(len(EXPLORER_M)), [f"{m:,}" for m in EXPLORER_M], fontsize=7)
+    ax.set_xlabel("K")
+    ax.set_ylabel("M")
+    fig.colorbar(im, ax=ax, label="torch.matmul ms / gemv ms")
+    ax.set_title(f"gemv against torch.matmul (blank: not recorded)  [{results.label(doc)}]", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -148,8 +148,8 @@ def configure() -> tuple[str, ...]:
             os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
         except ImportError:
             pass
-    for note in notes:
-        log.warning("gemvlab: %s", note)
+    for note in notes:  # information, on stdout: a notebook shows stderr in red, as if it had failed
+        print(f"gemvlab: {note}")
     return tuple(notes)
 
 

@@ -49,6 +49,7 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
 
     float acc[LOADS] = {};
     long long i = threadIdx.x;
+#pragma unroll 1  // exactly LOADS loads of A in flight: the compiler may not unroll further
     for (; i + (LOADS - 1) * stride < K4; i += LOADS * stride) {
         float4 a[LOADS], b[LOADS];
 #pragma unroll
@@ -60,6 +61,7 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
         for (int u = 0; u < LOADS; ++u)  // ... then use them
             acc[u] += a[u].x * b[u].x + a[u].y * b[u].y + a[u].z * b[u].z + a[u].w * b[u].w;
     }
+#pragma unroll 1
     for (; i < K4; i += stride) {  // what is left when K4 is not a multiple of LOADS * stride
         const float4 a = load_a<A_PAST_L1>(a4 + i), b = b4[i];
         acc[0] += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;

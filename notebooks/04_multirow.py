@@ -1,0 +1,270 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 4. Several rows per block, which kernel for which shape, and the whole story
+#
+# **Stage 5, multirow:** a block computes `rows` neighbouring rows; each float4 of B it loads serves all of
+# them, and the `rows` loads of A are independent, so they are the loads in flight.
+#
+# **What you will learn here:** when reusing B pays (short rows) and when it does not (the headline shape,
+# where B already sits in the L2); registers and spills as rows per block grow; 32-bit offsets, which break
+# one row past the headline shape; which stage to use for which shape; why cuBLAS is slower at the headline
+# shape, from its own kernels and Nsight Compute's counters; and the whole story in one table and one plot.
+
+# %%
+# Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("gemvlab") is None:
+    clones = [os.path.abspath(".."), "/content/gemvlab"]  # this notebook's repository, or a clone in Colab
+    source = next((c for c in clones if os.path.exists(os.path.join(c, "pyproject.toml"))),
+                  os.environ.get("GEMVLAB_SOURCE"))
+    if source is None:
+        raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
+                         "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
+print("gemvlab", importlib.metadata.version("gemvlab"))
+# %%
+# NBVAL_IGNORE_OUTPUT
+# Live on a GPU (stages 1 to 5 are measured now, about 10 s); recorded H200 results otherwise.
+import torch
+import gemvlab as lab
+from gemvlab import notebook as nb, plots
+ctx = nb.setup(upto=5)
+
+# %%
+nb.two_numbers(ctx)
+
+# %% [markdown]
+# ## The model, before measuring
+#
+# At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, every read of B can hit the L2,
+# so reusing B saves L2 reads, not memory bytes. The model counts only A's bytes in flight (`rows` float4
+# loads per lane), and stage 4 already reached the read ceiling in it:
+
+# %%
+nb.model_inputs(ctx)
+nb.predict(ctx, "multirow")
+
+# %% [markdown]
+# With K = 128 a row is 512 bytes: one block per row gives 2 million blocks of 128 floats each, each
+# spending more time starting and reducing than loading; several rows per block share that cost. The model
+# has no term for a block's fixed cost, so it cannot price that case: the shape sweep below measures it.
+
+# %%
+nb.show_diff("warp_shuffle", "multirow")
+
+# %% [markdown]
+# ## Registers and spills as rows per block grow
+
+# %%
+nb.build_report("multirow")
+
+# %% [markdown]
+# Each extra row costs a float4 and an accumulator per thread: the register column grows with it. At 64
+# rows the kernel hits the limit of 255 registers per thread and the compiler *spills*: it keeps values in
+# local memory (per-thread memory in DRAM, cached in the L1 and L2), with the stores and loads (`STL`/`LDL`)
+# in the SASS and the spill bytes in the report above. Long before that, registers limit how many threads
+# fit on an SM:
+
+# %%
+nb.sass_lines("multirow", 64, pattern="LDL|STL", limit=6)
+
+# %%
+nb.occupancy_table("multirow", 8, M=2048, recorded=ctx.recorded)
+print()
+nb.occupancy_table("multirow", 32, M=2048, recorded=ctx.recorded)
+
+# %% [markdown]
+# (With 8 rows per block the 2048 rows make 256 blocks; with 32, only 64: fewer blocks than SMs.) A block
+# of 1024 threads at 168 registers each does not fit at all. The raw launch fails (at once, and not sticky:
+# the context survives); gemvlab says so before launching:
+
+# %%
+nb.pitfall(ctx, "too_many_registers")
+
+# %%
+try:
+    lab.kernels.check_fits(lab.get_stage("multirow"), 1024, 32, lab.occupancy.HOPPER)
+except lab.GemvInputError as e:
+    print("GemvInputError:", e)
+
+# %%
+nb.correctness(ctx, "multirow")
+
+# %% [markdown]
+# ## At the headline shape: rows per block against block size
+
+# %%
+nb.sweep_table(ctx.recorded, "multirow")
+
+# %%
+_ = plots.plot_block_sweep(ctx.recorded, "multirow")
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+nb.block_slider(ctx, "multirow", 4)
+
+# %% [markdown]
+# ## The shape sweep: which kernel for which shape
+#
+# The ten shapes of the reference sweep, each stage at its best block size (and rows), re-timed
+# round-robin beside torch.matmul and the read ceiling of that shape. Few long rows (top) to many short rows
+# (bottom):
+
+# %%
+nb.shapes_table(ctx.recorded)
+
+# %%
+_ = plots.plot_shapes(ctx.recorded)
+
+# %% [markdown]
+# The same sweep as a guide: for each shape, the fastest stage, stages 4 and 5 at their best, and the
+# references (ms):
+
+# %%
+nb.which_kernel(ctx.recorded)
+
+# %% [markdown]
+# What the guide says, row by row:
+# - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
+#   or near the read ceiling; stage 5 ties with it or trails it slightly. Reuse of B saves nothing where B
+#   already lives in the L2.
+# - **Many short rows** (K = 128): stage 5. One block per row wastes most of each block; stage 5's rows per
+#   block share each block's start, reduction and loads of B.
+# - **Few rows** (M = 16, 128, and M = 1): no stage is good, and stage 5 trails stage 4 there. Stage 5 packs
+#   `rows` rows into one block, so 16 rows make 8 blocks at 2 rows per block, for 132 SMs: rows per block
+#   divides an already tiny grid. Only splitting K across blocks fixes this: notebook 05.
+# - **K not a multiple of 4** (K = 4099): only the scalar stages run; notebook 05's dispatcher reads such
+#   rows with float4s too.
+#
+# ## Why torch.matmul is slower here
+#
+# What torch.matmul launches at the headline shape (torch.profiler: the kernels, their grids and times):
+
+# %%
+nb.matmul_kernels(ctx)
+
+# %% [markdown]
+# cuBLAS splits each row into `grid.x` stretches: its first kernel's grid has grid.x × 2048 blocks of 128
+# threads, each summing K / grid.x floats, and a second kernel adds the partial sums. Every block pays a
+# fixed cost (it is scheduled, reduces its sum across its warps, writes one value) for a little reading.
+# How much that adds up to, from the numbers above and the read ceiling:
+
+# %%
+nb.matmul_overhead(ctx)
+
+# %% [markdown]
+# Stage 4 launches 2048 blocks that each read a whole 4 MiB row: two waves, where cuBLAS's grid needs the
+# number of waves printed above. Nsight Compute's counters at the headline shape show the rest (a live GPU
+# with `ncu` runs it now, about a minute; otherwise the recorded H200's): DRAM bytes, L2 and L1 traffic,
+# and the share of the SMs' warp slots that were active:
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+nb.counters(ctx)
+
+# %% [markdown]
+# ## Pitfall: 32-bit offsets
+#
+# At the headline shape A has M·K = 2^31 elements. A row offset computed in `int` (`row * K` with both
+# `int`) fits for the last row, 2047·2^20 = 2,146,435,072, just under 2^31 − 1 = 2,147,483,647. One row more
+# and it does not:
+
+# %%
+import numpy as np
+K = 2**20
+for row in (2047, 2048):
+    with np.errstate(over="ignore"):
+        as_int = np.int32(row) * np.int32(K)
+    print(f"row {row}: row * K = {row * K:,}; as a 32-bit int: {int(as_int):,}")
+
+# %% [markdown]
+# A kernel written that way (`gemvlab/cuda/pitfalls/int32_offsets.cu`) at M = 2048 and at M = 2049: the wrapped offset points 8 GiB *before* A:
+
+# %%
+nb.pitfall(ctx, "int32_offsets")
+
+# %% [markdown]
+# Every gemvlab kernel computes offsets in 64-bit (`(long long)blockIdx.x * K`), and the test suite checks the last row at M = 2049.
+
+# %% [markdown]
+# ## Looking back at the predictions
+
+# %%
+nb.look_back(ctx, upto=5)
+print()
+nb.spread(ctx)
+
+# %% [markdown]
+# At the headline shape stage 5 was predicted at the read ceiling, like stage 4; the two, side by side:
+
+# %%
+nb.compare_rows(ctx.doc, "warp_shuffle", "multirow")
+
+# %% [markdown]
+# ## The whole story
+#
+# Every stage at its best block size at the headline shape, torch.matmul (cuBLAS) and the read ceiling,
+# timed round-robin in one run:
+
+# %%
+nb.table(ctx, upto=5)
+
+# %%
+_ = plots.plot_stages(ctx.doc)
+
+# %% [markdown]
+# From stage 1 to stage 3 the kernel became tens of times faster by changing how threads touch memory, not
+# how much arithmetic they do: first one block per row, so that a warp reads one line instead of 32, then
+# float4 loads, so that each warp keeps four times the bytes in flight. From there on the stages sit within
+# a few percent of the read ceiling at this shape (the *of ceiling* column), and the *vs torch* column says
+# how they compare with cuBLAS. The later stages show their worth where the shape is hard: small blocks
+# (stage 4's loads in flight, notebook 03) and short rows (stage 5, the shape sweep above).
+#
+# ## Your kernel on KernelBench
+#
+# This workbook grew from KernelBench level 1, problem 4 (this headline shape). `python -m gemvlab
+# kernelbench` writes a self-contained solution: the stage's `.cu` file verbatim, a small C++ wrapper that
+# checks the inputs and launches it on PyTorch's current stream, built with `load_inline`, and a `ModelNew`
+# whose forward calls only that kernel:
+
+# %%
+from gemvlab import kernelbench
+source = kernelbench.solution_source("warp_shuffle")
+with open("solution_warp_shuffle.py", "w") as f:
+    f.write(source)
+print(f"wrote solution_warp_shuffle.py: {len(source.splitlines())} lines; ModelNew launches "
+      f"stage 4 at (block, loads in flight) = {kernelbench.best_config('warp_shuffle')}, the recorded best")
+print("\n".join(source.splitlines()[:6]))
+
+# %% [markdown]
+# To submit it, give this file to KernelBench as the solution of level 1, problem 4
+# (`4_Matrix_vector_multiplication_`). On a GPU, `python -m gemvlab kernelbench --check
+# solution_warp_shuffle.py` checks it against torch.matmul and times both the way KernelBench does (the
+# mean of 100 CUDA-event trials after warm-up, the L2 flushed before each).
+#
+# ## Exercise
+#
+# Stage 5 is slow when M is small (M = 1: one block). Sketch a **split-K** variant: launch `S` blocks per
+# row, each summing one stretch of K, write the partial sums and add them in a second kernel. Predict its
+# time at M = 16, K = 16,777,216 with the model (how many blocks, how many warps per SM, how many bytes in
+# flight) before you measure. Notebook 05 builds this kernel, and a dispatcher that picks a kernel for any
+# shape.

@@ -1,0 +1,215 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 5. Every shape: a dispatcher that picks the kernel
+#
+# The stages taught one design each, and notebook 04's shape sweep showed each design fast only for some
+# shapes. A library cannot ask its users for the right shape. `lab.gemv(A, B)` without a stage runs a
+# **dispatcher**: a rule that looks at M, K, the alignment of the rows, the GPU's SM count, its L2 and the
+# kernels' occupancy, and picks one of two kernels, each in its own `.cu` file, commented like the stages.
+#
+# **What you will learn here:** why one kernel cannot serve every shape (waves, rows per SM, the fixed cost
+# of a block); split-K, built and measured, deterministic without atomics; float4 loads for rows that do not
+# start 16-byte aligned; several rows per warp for short rows; the rule, and how to read its reasons
+# (`lab.explain`); what a call costs in Python; and a shape explorer.
+
+# %%
+# Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+
+if importlib.util.find_spec("gemvlab") is None:
+    clones = [os.path.abspath(".."), "/content/gemvlab"]  # this notebook's repository, or a clone in Colab
+    source = next((c for c in clones if os.path.exists(os.path.join(c, "pyproject.toml"))),
+                  os.environ.get("GEMVLAB_SOURCE"))
+    if source is None:
+        raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
+                         "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
+print("gemvlab", importlib.metadata.version("gemvlab"))
+# %%
+# NBVAL_IGNORE_OUTPUT
+# Live on a GPU (torch.matmul and the read ceiling are measured now at the headline shape); recorded otherwise.
+import torch
+import gemvlab as lab
+from gemvlab import notebook as nb, plots
+ctx = nb.setup(upto=0)
+
+# %% [markdown]
+# ## Why one kernel cannot serve every shape
+#
+# Stage 4 launches one block per row. Across the sweep's shapes, what its grid leaves on the SMs, what the
+# model makes of that, and what was measured:
+
+# %%
+nb.model_inputs(ctx)
+nb.one_kernel_every_shape(ctx)
+
+# %% [markdown]
+# Three ways to fail show up in that table:
+# - **Too few blocks.** M = 16 rows are 16 blocks: 116 of 132 SMs get none, and a busy SM holds only one
+#   block's warps. M = 1 leaves 131 SMs idle. Each busy SM cannot keep enough bytes in flight on its own.
+# - **Waves.** M = 128 rows fill 128 SMs with one block each: better, but each SM holds a few warps out of
+#   64.
+# - **The fixed cost of a block.** At K = 128 each block reads 512 bytes, then reduces across its warps and
+#   retires. The model has no term for that cost and is far too optimistic there (the ratio column):
+#   that cost, paid 2 million times, is the time.
+#
+# ## Split-K: blocks for every SM however few the rows
+#
+# When rows are few, cut each row into `S` stretches, one block each, and add each row's `S` partial sums
+# in a second kernel, in a fixed order: the same bits on every run (no float atomics, whose order changes
+# from run to run). `gemvlab/cuda/split_k.cu`:
+
+# %%
+nb.show_source("split_k")
+
+# %% [markdown]
+# With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
+# directly. How many stretches: enough for about four waves of blocks. Before measuring, the model for the
+# plan the rule makes at M = 16 and at M = 1:
+
+# %%
+for M, K in ((16, 16777216), (1, 67108864)):
+    nb.explain_shape(ctx, M, K)
+    print()
+
+# %% [markdown]
+# The lines starting *recorded* are the measurement, beside torch.matmul: split-K turns the worst shapes of
+# the stage sweep into ones at or near the read ceiling.
+#
+# ## Rows that start anywhere
+#
+# float4 loads need 16-byte aligned addresses. With K = 4099, row r starts at byte 4 · 4099 · r: only every
+# fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
+# stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
+# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels):
+
+# %%
+from IPython.display import Code
+Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
+
+# %% [markdown]
+# B is read at the same columns as A. Where B is aligned exactly where every row of A is, its body is float4s
+# too; otherwise four scalar loads per float4 of A (B comes from the L1 or L2: this costs instructions, not
+# DRAM bandwidth). What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
+# (CPU tensors are enough: `explain` needs no GPU):
+
+# %%
+print(lab.explain(torch.empty(4096, 4096), torch.empty(4096)))
+print()
+print(lab.explain(torch.empty(4096, 4099), torch.empty(4099)))
+print()
+big = torch.empty(4096, 4100)
+print(lab.explain(big[:, 1:], torch.empty(4099, 1)))
+
+# %% [markdown]
+# ## Several rows per warp, for short rows
+#
+# When a row is too short to keep a block busy, G lanes take one row (G = 4 at K = 128) and add their sums
+# with log2(G) shuffles: no shared memory, no barrier, a warp holds 32 / G rows. `gemvlab/cuda/rows_per_warp.cu`:
+
+# %%
+nb.show_source("rows_per_warp")
+
+# %% [markdown]
+# ## The rule
+#
+# `gemvlab/dispatch.py`, `choose()`: rows up to 2048 floats go to `rows_per_warp` with G from K; longer rows
+# to `split_k`, one block per row when the rows alone keep at least half of each SM's warp slots busy (enough
+# bytes in flight, by Little's law), else split into stretches for about four waves. Each constant in the
+# rule names the measurement it came from (`tools/explore/h200-dispatch-round1.txt`). Its choices and
+# reasons on every shape of the sweep:
+
+# %%
+for M, K in lab.results.shapes(ctx.recorded):
+    print(lab.dispatch.choose(M, K, K, 0, 0 if K % 4 == 0 else 4, lab.dispatch.Device.recorded(ctx.recorded)).describe())
+    print()
+
+# %% [markdown]
+# ## Measured: the sweep
+#
+# The dispatcher, torch.matmul and the read ceiling on every shape of the sweep, round-robin in one run:
+
+# %%
+nb.dispatch_table(ctx.recorded, "shape_best")
+
+# %%
+_ = plots.plot_dispatch(ctx.recorded)
+
+# %% [markdown]
+# And on shapes the rule was not tuned on: a grid of M and K, and shapes outside the sweep (odd K, a few
+# rows, millions of rows), same run:
+
+# %%
+nb.dispatch_table(ctx.recorded, "explorer")
+
+# %% [markdown]
+# The *bar* column holds each shape to two marks: at least torch.matmul's speed everywhere, and at least
+# 0.91 of the read ceiling's bandwidth where A and B are too large for the L2 to help. Where a shape misses
+# one, it is listed as missed; the closing lines of this notebook say what the dispatcher still lacks.
+#
+# ## The cost of a call
+#
+# `lab.gemv(A, B)` checks its inputs and picks its plan once per layout (shape, strides, alignment, device),
+# then finds them in a dictionary on every later call. CUDA events around the whole call against events
+# around the launch alone, and torch.matmul's whole call:
+
+# %%
+nb.overhead_table(ctx.recorded)
+
+# %% [markdown]
+# For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
+# `torch.ops.gemvlab.gemv`, with a fake implementation (the output's shape, for the compiler) and a backward:
+
+# %%
+A = torch.empty(7, 33, device="meta")
+print(torch.ops.gemvlab.gemv(A, torch.empty(33, 1, device="meta")).shape, "from the fake implementation, on meta tensors")
+
+# %% [markdown]
+# ## Explore
+#
+# Pick M and K: the kernel the rule chooses and why, the model's time, and the recorded time beside
+# torch.matmul (on a GPU: timed now).
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+nb.shape_slider(ctx)
+
+# %% [markdown]
+# ## Looking back
+#
+# The model's time for each chosen plan (with a fixed cost per launch, measured) beside the measurement:
+
+# %%
+nb.dispatch_look_back(ctx)
+
+# %% [markdown]
+# Where the model is bound by the read ceiling and the measurement lands near it, the plan keeps enough in
+# flight and has little left to gain. Where the ratio is far from 1, the model's assumptions fail in the
+# ways the earlier notebooks named: loaded latency above the idle one, and per-block costs it does not
+# price (short rows).
+#
+# ## Exercise
+#
+# Pick a shape from the explorer table where `gemv` misses its bar. Use `lab.dispatch.make_plan` to build
+# other plans for it (another G, another split count, another block size), time them against the rule's
+# with `gemvlab.bench.time_round_robin` and `lab.dispatch.make_launch`, and decide with the quartiles
+# whether any is better. If one is, change the rule's constant, and check that the other shapes of the
+# sweep do not get worse.
