@@ -18,10 +18,11 @@ case ${1:-} in
   notebooks)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
     export PYTHONPATH=$PYTHONPATH:/tmp/site GEMVLAB_RECORDED=$PWD/gemvlab-record.json
-    timeout 330 python3 tools/execute_notebooks.py "$OUT" > "$OUT/notebooks.txt" 2>&1
+    timeout 300 python3 tools/execute_notebooks.py "$OUT" > "$OUT/notebooks.txt" 2>&1
     echo "notebooks rc $?"; grep -E "ipynb" "$OUT/notebooks.txt"
-    timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_occupancy.py tests/test_gpu_correctness.py \
-      tests/test_gpu_dispatch.py -k "not largest and not sanitizer" > "$OUT/pytest.txt" 2>&1
+    timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_occupancy.py tests/test_gpu_correctness.py \
+      tests/test_gpu_dispatch.py -k "driver or 500 or same_bits or bad_inputs or warp_shuffle or views or 64bit" \
+      > "$OUT/pytest.txt" 2>&1
     echo "pytest rc $?"; tail -4 "$OUT/pytest.txt" ;;
   *) echo "usage: tools/gpu-final.sh record|notebooks"; exit 2 ;;
 esac
