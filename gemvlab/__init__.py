@@ -9,6 +9,8 @@
     doc = lab.results.load()                 # the recorded H200 run, on any machine
 """
 
+__version__ = "0.1.0"
+
 from . import checks, results
 from .checks import GemvInputError
 from .kernels import READ_CEILING, STAGES, build_all, build_stage, gemv, get_stage, pad_k, resources

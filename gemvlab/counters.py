@@ -84,20 +84,25 @@ def parse(text: str) -> list[dict]:
 
 
 def kernel_name(name: str) -> str:
-    """A kernel's name with its template arguments, without its parameter list."""
+    """A kernel's name with its template arguments, without its parameter list (ncu writes bool
+    template arguments as 0 and 1: gemvlab's kernels get false and true, as the build report)."""
     name = name.replace("void ", "")
-    return name[:name.index("(")] if "(" in name else name
+    name = name[:name.index("(")] if "(" in name else name
+    if name.startswith(("gemv_warp_shuffle<", "gemv_split_k<", "gemv_rows_per_warp<")):
+        name = name.replace(", 0>", ", false>").replace(", 1>", ", true>")
+    return name
 
 
 def show(rows: list[dict], labels: list[str] | None = None, label: str = "", only=None) -> None:
     """A table of the counters, one row per kernel (`only`: names to keep, matched as substrings)."""
     rows = [r for r in rows if not only or any(o in kernel_name(r["kernel"]) for o in only)]
-    print(f"{'kernel':<34}{'grid x block':>16}{'time us':>9}{'DRAM MB':>9}{'L2 sect M':>10}"
+    print(f"{'kernel':<34}{'grid x block':>16}{'time us':>10}{'DRAM MB':>9}{'L2 sect M':>10}"
           f"{'L1 sect M':>10}{'L1 hit':>8}{'sect/req':>9}{'warps':>7}   {label}")
     for i, r in enumerate(rows):
         name = (labels[i] if labels and i < len(labels) else kernel_name(r["kernel"]))[:33]
         t = r.get("gpu__time_duration.sum", 0)
-        t_us = t / 1e3 if r["units"].get("gpu__time_duration.sum") == "nsecond" else t
+        t_us = t * {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(
+            r["units"].get("gpu__time_duration.sum"), 1e-3)
         dram = r.get("dram__bytes_read.sum", 0)
         unit = r["units"].get("dram__bytes_read.sum", "byte")
         dram_mb = dram * {"byte": 1e-6, "Kbyte": 1e-3, "Mbyte": 1, "Gbyte": 1e3}.get(unit, 1e-6)
@@ -105,7 +110,7 @@ def show(rows: list[dict], labels: list[str] | None = None, label: str = "", onl
         sect = r.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") or 0
         hit = r.get("l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum") or 0
         grid = f"{int(r.get('launch__grid_size', 0))} x {int(r.get('launch__block_size', 0))}"
-        print(f"{name:<34}{grid:>16}{t_us:>9.1f}{dram_mb:>9.0f}"
+        print(f"{name:<34}{grid:>16}{t_us:>10.1f}{dram_mb:>9.0f}"
               f"{(r.get('lts__t_sectors_srcunit_tex_op_read.sum') or 0) / 1e6:>10.1f}{sect / 1e6:>10.1f}"
               f"{(hit / sect if sect else 0):>8.0%}{(sect / req if req else 0):>9.1f}"
               f"{r.get('sm__warps_active.avg.pct_of_peak_sustained_active', 0):>6.0f}%")

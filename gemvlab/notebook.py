@@ -754,3 +754,28 @@ def _explorer_map(doc: dict, M: int, K: int):
     ax.set_title(f"gemv against torch.matmul (blank: not recorded)  [{results.label(doc)}]", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def dispatch_misses(doc: dict) -> None:
+    """The shapes (sweep and explorer) where gemv misses its bar: slower than torch.matmul, or, where
+    A and B are at least 4x the L2, below 0.91 of the read ceiling's bandwidth."""
+    l2 = doc["machine"]["l2_bytes"]
+    seen, found = set(), []
+    for study in ("shape_best", "explorer"):
+        for r in results.rows(doc, study, kind="dispatch", ok=True):
+            if (r["M"], r["K"]) in seen:
+                continue
+            seen.add((r["M"], r["K"]))
+            rows = results.rows(doc, study, M=r["M"], K=r["K"], ok=True)
+            t = next((x for x in rows if x["kind"] == "torch_matmul"), None)
+            c = next((x for x in rows if x["kind"] == "read_ceiling"), None)
+            why = []
+            if t and t["ms"] < r["ms"]:
+                why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us)")
+            if c and 4 * (r["M"] * r["K"] + r["K"]) >= 4 * l2 and r["GBps"] < 0.91 * c["GBps"]:
+                why.append(f"{r['GBps'] / c['GBps']:.3f} of the read ceiling's bandwidth")
+            if why:
+                found.append((r["M"], r["K"], r["chosen"], why))
+    print(f"{len(found)} of {len(seen)} shapes miss a mark  [{results.label(doc)}]")
+    for M, K, chosen, why in found:
+        print(f"  M = {M:,}, K = {K:,} ({chosen}): " + "; ".join(why))

@@ -33,7 +33,6 @@
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -47,7 +46,8 @@ if importlib.util.find_spec("gemvlab") is None:
         raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
                          "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-print("gemvlab", importlib.metadata.version("gemvlab"))
+import gemvlab  # noqa: E402
+print("gemvlab", gemvlab.__version__)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -84,7 +84,7 @@ nb.model_inputs(ctx)
 # %% [markdown]
 # One thread per row gives M = 2048 threads, 64 warps. At each step the 32 threads of a warp read 32
 # different rows, K floats (4 MiB) apart, so the loads of one warp go to 32 different places in A's 8 GiB:
-# the *far* latency above applies, the one of loads spread over all of A. Each lane keeps one 32-byte sector
+# the model uses the *far* latency above, measured with loads spread over all of A. Each lane keeps one 32-byte sector
 # of its row in flight (the next seven floats arrive with the first). And each of those load instructions
 # touches 32 different 128-byte lines, which the SM's L1 cache looks up about one per clock, so a warp also
 # spends L1 time per round. The model, at the block size the stage table uses (32 threads):
@@ -269,10 +269,14 @@ nb.look_back(ctx, upto=1)
 
 # %% [markdown]
 # The block-size table above shows where the model holds and where it misses. It holds for 256 threads and
-# more, where the L1's line rate alone sets the time. Below that it is optimistic, increasingly so as the
-# block grows from 32 to 128 threads, though the bytes in flight do not change: its assumption that a warp
-# waits one memory latency plus its own L1 time per round breaks down as more warps share each SM's L1
-# (the *implied latency* column shows the wait growing). The serial sum is also the least accurate of all
+# more, where the L1's line rate alone sets the time (ratios near 1, and the fit of one line per clock).
+# From 32 to 128 threads it is optimistic by about a half, the miss in the look-back above. The assumption
+# that failed is the length of a naive warp's round: the model charges one memory latency (the chase
+# measured it, over random lines of all of A's 8 GiB, at nearly the same value as over 256 MiB) plus the
+# warp's own L1 lookups. Run backwards, Little's law says the warp actually waits about twice the chased
+# latency per 32-byte sector (the *implied latency* column). The loads of a naive warp go to 32 rows at
+# once, a pattern a single chasing thread does not make; this model does not price what that costs in the
+# memory system, and this notebook does not measure it. The serial sum is also the least accurate of all
 # the stages.
 #
 # ## Exercise

@@ -25,7 +25,6 @@
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -39,7 +38,8 @@ if importlib.util.find_spec("gemvlab") is None:
         raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
                          "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-print("gemvlab", importlib.metadata.version("gemvlab"))
+import gemvlab  # noqa: E402
+print("gemvlab", gemvlab.__version__)
 
 # %%
 # NBVAL_IGNORE_OUTPUT

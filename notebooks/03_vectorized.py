@@ -29,7 +29,6 @@
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -43,7 +42,8 @@ if importlib.util.find_spec("gemvlab") is None:
         raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
                          "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-print("gemvlab", importlib.metadata.version("gemvlab"))
+import gemvlab  # noqa: E402
+print("gemvlab", gemvlab.__version__)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -203,11 +203,13 @@ nb.steps_table(ctx.recorded, M=2048)
 
 # %% [markdown]
 # Read it line by line, against the quartiles:
-# - **The shuffle reduction** ties with stage 3's tree at 32 and 64 threads: a block reduces once, at the
-#   end of a 4 MiB row, so the tree's barriers cost next to nothing. At 128 and 256 threads it is slower:
-#   the table of registers below shows why (more registers, fewer blocks per SM, more waves).
-# - **Two loads in flight** is the large step at small blocks, where stage 3 lacked bytes in flight.
-# - **`__ldcg`** gains a little at small blocks and ties at 256 threads.
+# - **The shuffle reduction** ties with stage 3's tree at every block size: a block reduces once, at the
+#   end of a 4 MiB row, so the tree's barriers cost next to nothing at this shape.
+# - **Two loads in flight** is the large step at 32 and 64 threads, where stage 3 lacked bytes in flight (the
+#   model said so: at 32 threads the grid leaves 15.5 warps per SM). From 128 threads on, stage 3 already
+#   had enough in flight, and the step shrinks to a percent or to a tie.
+# - **`__ldcg`** is a few percent at most: the table prints each step's ratio, and whether the quartiles
+#   allow calling it a gain at all.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -218,9 +220,9 @@ print()
 nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
-# With 16 rows there are 16 blocks for 132 SMs: every change that puts more bytes in flight per warp pays,
-# because the few busy SMs are all there is. This shape is where one block per row is the wrong design
-# altogether (notebook 05).
+# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
+# busy SMs must each keep as many bytes in flight as they can. `__ldcg` does not help here (the table prints
+# its ratio). These shapes are where one block per row is the wrong design altogether (notebook 05).
 #
 # ## What the L1 hint does, counted
 #

@@ -26,7 +26,6 @@
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -40,7 +39,8 @@ if importlib.util.find_spec("gemvlab") is None:
         raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
                          "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-print("gemvlab", importlib.metadata.version("gemvlab"))
+import gemvlab  # noqa: E402
+print("gemvlab", gemvlab.__version__)
 # %%
 # NBVAL_IGNORE_OUTPUT
 # Live on a GPU (stages 1 to 5 are measured now, about 10 s); recorded H200 results otherwise.
@@ -174,8 +174,11 @@ nb.matmul_overhead(ctx)
 # %% [markdown]
 # Stage 4 launches 2048 blocks that each read a whole 4 MiB row: two waves, where cuBLAS's grid needs the
 # number of waves printed above. Nsight Compute's counters at the headline shape show the rest (a live GPU
-# with `ncu` runs it now, about a minute; otherwise the recorded H200's): DRAM bytes, L2 and L1 traffic,
-# and the share of the SMs' warp slots that were active:
+# with `ncu` runs it now for stage 4, the dispatcher and torch.matmul, about half a minute; otherwise the
+# recorded H200's, every stage): DRAM bytes, L2 and L1 traffic, and the share of the SMs' warp slots that
+# were active. Compare cuBLAS's `dot_kernel` with stage 4: the same DRAM bytes (A once), but each of its
+# blocks also reads its own 16 KiB stretch of B, so B crosses the L2 once per row, as many bytes as A: its
+# L2 and L1 sector counts are the ones to compare.
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -28,7 +28,6 @@
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
-import importlib.metadata
 import importlib.util
 import os
 import subprocess
@@ -42,7 +41,8 @@ if importlib.util.find_spec("gemvlab") is None:
         raise SystemExit("gemvlab is not installed here. In Colab: !git clone <the repository's URL> /content/gemvlab "
                          "(or set GEMVLAB_SOURCE to a pip requirement for it), then run this cell again.")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-print("gemvlab", importlib.metadata.version("gemvlab"))
+import gemvlab  # noqa: E402
+print("gemvlab", gemvlab.__version__)
 # %%
 # NBVAL_IGNORE_OUTPUT
 # Live on a GPU (torch.matmul and the read ceiling are measured now at the headline shape); recorded otherwise.
@@ -65,8 +65,9 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: 116 of 132 SMs get none, and a busy SM holds only one
 #   block's warps. M = 1 leaves 131 SMs idle. Each busy SM cannot keep enough bytes in flight on its own.
-# - **Waves.** M = 128 rows fill 128 SMs with one block each: better, but each SM holds a few warps out of
-#   64.
+# - **One block per SM.** M = 128 rows give 128 SMs one block each and leave 4 idle: the model and the
+#   measurement say that is nearly enough at 1024 threads per block, and it fails as soon as there are
+#   fewer rows than SMs.
 # - **The fixed cost of a block.** At K = 128 each block reads 512 bytes, then reduces across its warps and
 #   retires. The model has no term for that cost and is far too optimistic there (the ratio column):
 #   that cost, paid 2 million times, is the time.
@@ -162,8 +163,19 @@ nb.dispatch_table(ctx.recorded, "explorer")
 
 # %% [markdown]
 # The *bar* column holds each shape to two marks: at least torch.matmul's speed everywhere, and at least
-# 0.91 of the read ceiling's bandwidth where A and B are too large for the L2 to help. Where a shape misses
-# one, it is listed as missed; the closing lines of this notebook say what the dispatcher still lacks.
+# 0.91 of the read ceiling's bandwidth where A and B are too large for the L2 to help. The shapes that
+# miss one, listed:
+
+# %%
+nb.dispatch_misses(ctx.recorded)
+
+# %% [markdown]
+# Two kinds of miss. **Tiny shapes**, where a whole call takes a few microseconds: gemv's kernel takes a
+# microsecond or two longer than cuBLAS's (the list above); this notebook does not take cuBLAS's small-shape
+# kernels apart. **Short rows, or rows that do not start aligned alike** (K = 96, 257, odd K with few rows):
+# each row's scalar head and tail, and B read as four scalar loads per float4 of A where it is not aligned
+# like the rows, are a larger share of the work when rows are short or few. The dispatcher has no kernel
+# that does better on them; the exercise below is where to start.
 #
 # ## The cost of a call
 #

@@ -5,8 +5,11 @@
 //  * at any moment the 32 threads of a warp read 32 different rows, K floats
 //    apart, so one load instruction touches 32 separate 32-byte sectors
 //    (uncoalesced; stage 2 fixes this);
-//  * M = 2048 rows make only 2048 threads: a handful of blocks on a GPU with
-//    132 SMs, so most of the chip idles (the block size moves it about 2x);
+//  * M = 2048 rows make only 2048 threads, 64 warps, for a GPU with 132 SMs
+//    that each hold up to 64 warps: few bytes are in flight. With 256 threads
+//    per block or more, the warps crowd onto 8, 4 or 2 SMs, whose L1 caches
+//    look up one cache line per clock for 32 lines per load instruction: the
+//    block size moves the time 6x (notebook 01 measures and models both);
 //  * it adds K float32 terms one after another, so rounding error grows with K
 //    (about 1e-4 relative error at K = 2^20, against about 5e-8 for a tree).
 #include <cuda_runtime.h>
@@ -15,7 +18,9 @@ __global__ void gemv_naive(const float* __restrict__ A, const float* __restrict_
                            float* __restrict__ C, long long M, long long K) {
     const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= M) return;
-    const float* a = A + row * K;  // 64-bit: row * K passes 2^31 at the headline shape
+    // 64-bit: at the headline shape the largest index, M * K - 1, is exactly 2^31 - 1, the
+    // largest int; one more row and an int would overflow (notebook 04).
+    const float* a = A + row * K;
     float sum = 0.0f;
     for (long long k = 0; k < K; ++k) sum += a[k] * B[k];
     C[row] = sum;

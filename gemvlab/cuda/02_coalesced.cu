@@ -3,8 +3,9 @@
 // Change from stage 1: all threads of a block share one row. Thread t reads
 // elements t, t + blockDim.x, t + 2*blockDim.x, ... so at each step the 32
 // threads of a warp read 32 neighbouring floats: 128 contiguous bytes, four
-// 32-byte sectors, every byte used (coalesced). There are now M blocks, plenty
-// to fill every SM.
+// 32-byte sectors, every byte used (coalesced). There are now M blocks: 2048
+// at the headline shape, 15.5 per SM on 132 SMs, so small blocks leave each SM
+// short of warps (notebook 02 shows what the grid leaves on the SMs).
 //
 // Each thread ends with a partial sum; the block adds them in shared memory as a
 // tree: half the threads add the other half's values, then half of those, ...

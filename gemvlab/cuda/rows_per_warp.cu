@@ -5,9 +5,10 @@
 // reduces through shared memory and ends for 512 bytes of work (stage 4 took 1.27 ms at
 // M = 2^21, K = 128, five times the read ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32,
 // a power of two) takes one row: a warp holds 32 / G rows and a block of 256 threads 256 / G,
-// each lane reads about four float4s of its row, and the group adds its G sums with log2(G)
+// each lane keeps 4 float4 loads in flight, and the group adds its G sums with log2(G)
 // shuffles, without shared memory or a barrier. The dispatcher picks G from K so that each lane
-// has about four float4s of work (G = 8 at K = 128; a whole warp per row from K = 512 on).
+// has about 64 floats of its row (at least 4 lanes: G = 4 at K = 128, 16 at K = 1024, a whole
+// warp per row from K = 1025 on).
 //
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.

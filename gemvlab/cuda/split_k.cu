@@ -2,13 +2,13 @@
 // the stretches of each row in a fixed order.
 //
 // One block per row (stages 2 to 5) needs many rows: M = 16 rows make 16 blocks, and 116 of
-// the H200's 132 SMs get nothing to do; M = 1 leaves 131 idle (stage 4 took 4.0 ms at M = 1,
+// the H200's 132 SMs get nothing to do; M = 1 leaves 131 idle (stage 4 took 3.9 ms at M = 1,
 // K = 2^26, where the read ceiling is 0.06 ms). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
-// dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count so that the blocks fill
-// whole waves: with 8 blocks resident per SM, M = 16 gets 66 stretches per row, 1056 blocks,
-// exactly one wave on 132 SMs. With SPLITS = 1 this is one block per row, stage 4's design,
-// writing C directly; it then also takes rows that start anywhere (any_alignment.cuh).
+// dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
+// blocks: with 8 blocks resident per SM on 132 SMs, M = 16 gets 264 stretches per row, 4224
+// blocks. With SPLITS = 1 this is one block per row, stage 4's design, writing C directly;
+// either way it takes rows that start anywhere (any_alignment.cuh).
 //
 // Block b works on stretch s = b / M of row r = b % M: consecutive blocks share a stretch, so
 // the blocks running at the same moment read the same stretch of B, which the L2 then holds
