@@ -329,3 +329,40 @@ def parse_sass(text: str) -> dict:
             counts["shared_accesses"] += 1
     finish()
     return kernels
+
+
+def loads_before_first_use(text: str, kernel: str) -> list[str] | None:
+    """The global loads a kernel's main loop issues before its first floating-point instruction
+    (FMUL, FFMA or FADD), in order, from the SASS: what one thread really has in flight when it
+    first waits. The main loop is the body of the first backward branch. Source code says how
+    many independent loads there are; ptxas decides how many it issues before using one (fewer
+    when registers are short). None when the kernel or a loop is not found."""
+    current, ins = None, []
+    for line in text.splitlines():
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            current = demangle(m.group(1))
+            continue
+        if current != kernel:
+            continue
+        m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+        if m:
+            ins.append((int(m.group(1), 16), m.group(2).strip()))
+    best = None
+    for pc, op in ins:  # every loop: a backward branch; the main loop moves the most bytes
+        m = re.search(r"\bBRA (0x[0-9a-f]+)", op)
+        if not (m and int(m.group(1), 16) < pc):
+            continue
+        start = int(m.group(1), 16)
+        body = [re.sub(r"^@!?U?P\w+\s+", "", o) for p, o in ins if start <= p < pc]
+        weight = sum(load_width(o.split()[0]) for o in body if o.startswith("LDG"))
+        loads = []
+        for o in body:
+            name = o.split()[0]
+            if name.startswith("LDG"):
+                loads.append(name)
+            elif name.split(".")[0] in ("FMUL", "FFMA", "FADD"):
+                break
+        if best is None or weight > best[0]:
+            best = (weight, loads)
+    return best[1] if best else None

@@ -188,8 +188,9 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
     bps = _blocks_per_sm(occ_kernel, variant, block, device.limits)
     slots = device.sms * bps
     waves = -(-grid // slots)
+    last = grid - (waves - 1) * slots  # blocks in the last wave
     return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, loads, b_vec, waves,
-                grid / (waves * slots), tuple(reasons))
+                last / slots, tuple(reasons))
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
@@ -211,7 +212,8 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     if K <= SHORT_ROW_K:
         G = min(32, max(MIN_LANES, _next_pow2(-(-K // FLOATS_PER_LANE))))
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; {G} lanes per row "
-                      f"(about {FLOATS_PER_LANE} floats each), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
+                      f"({-(-K // G)} floats each at most; the rule aims at {FLOATS_PER_LANE}, with at least "
+                      f"{MIN_LANES} lanes), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
     bps = _blocks_per_sm(SPLIT_K, 2 * LOADS + b_vec, SPLIT_BLOCK, limits)
     slots = device.sms * bps

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import occupancy
-from .kernels import get_stage, resources
+from .kernels import build_stage, get_stage, resources
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
@@ -38,37 +38,50 @@ class Traffic:
 
     bytes_in_flight: int  # bytes of A one warp has requested and not yet received
     l1_lines: int  # 128-byte lines its load instructions look up per such round (A and B)
-    far: bool  # its lanes read far-apart rows (a different page each): the far latency applies
     why: str
 
 
+def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
+    """Loads of A one thread issues before it first waits, read from the kernel's SASS
+    (build.loads_before_first_use): A's loads are the L2-only ones (`__ldcg`: .STRONG.GPU) where
+    the kernel has them, else half of the loads (A and B in pairs). (None, why) without SASS."""
+    from .build import loads_before_first_use, sass_text
+
+    st = get_stage(stage)
+    built = build_stage(st)
+    text = sass_text(built.path) if built.sass is not None else None
+    loads = loads_before_first_use(text, st.kernel_name(variant)) if text else None
+    if not loads:
+        return None, "no disassembler here: the source's count is used"
+    strong = [x for x in loads if "STRONG.GPU" in x]
+    if st.name == "read_ceiling":  # reads A alone
+        n = len(loads)
+    else:
+        n = len(strong) if strong else max(1, len(loads) // 2)
+    return n, f"{n} of A issued before the first use (the SASS: {len(loads)} loads, then a multiply)"
+
+
 def traffic(stage, variant: int | None = None) -> Traffic:
-    """The loads in flight per warp for a stage's kernel, read from its code (and SASS counts)."""
+    """The loads in flight per warp for a stage's kernel: the pattern from its code, the count of
+    loads actually issued before the first use from its SASS."""
     st = get_stage(stage)
     v = st.default_variant if variant is None else variant
     if st.name == "naive":
         # 32 lanes, 32 rows 4 MiB apart: one 32-byte sector of each row in flight per lane (the
         # next seven floats arrive with the first). Two trips of the 4-times-unrolled loop per
         # sector, each issuing 4 loads of A (32 lines each) and 4 of B (1 line each).
-        return Traffic(32 * 32, 2 * (4 * 32 + 4), True,
-                       "32 lanes x one 32-byte sector each (a different row per lane)")
+        return Traffic(32 * 32, 2 * (4 * 32 + 4), "32 lanes x one 32-byte sector each (a different row per lane)")
     if st.name == "coalesced":
-        return Traffic(32 * 4, 2, False, "1 load of 4 bytes per lane: 128 bytes per warp")
-    if st.name == "vectorized":
-        return Traffic(32 * 16, 8, False, "1 float4 load per lane: 512 bytes per warp")
-    if st.name in ("warp_shuffle", "warp_shuffle_l1"):
-        return Traffic(32 * 16 * v, 8 * v, False, f"{v} float4 load(s) of A per lane: {512 * v} bytes per warp")
-    if st.name == "multirow":
-        return Traffic(32 * 16 * v, 4 * v + 4, False,
-                       f"{v} rows x 1 float4 load of A per lane: {512 * v} bytes per warp")
-    if st.name == "read_ceiling":
-        return Traffic(32 * 16 * 2, 8, False, "2 float4 loads per lane")
-    if st.name == "split_k":
-        loads = v // 2
-        return Traffic(32 * 16 * loads, 8 * loads, False, f"{loads} float4 loads of A per lane")
-    if st.name == "rows_per_warp":
-        return Traffic(32 * 16 * 4, 32, False, "4 float4 loads of A per lane")
-    raise ValueError(f"no traffic model for {st.name}")
+        return Traffic(32 * 4, 2, "1 load of 4 bytes per lane: 128 bytes per warp")
+    written = {"vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v, "read_ceiling": 2,
+               "split_k": v // 2 if v else 2, "rows_per_warp": 4}.get(st.name)
+    if written is None:
+        raise ValueError(f"no traffic model for {st.name}")
+    n, why = a_loads_in_flight(st, v if st.variant_name else None)
+    if n is None:
+        n = written
+    what = {"multirow": f"{v} rows, ", "warp_shuffle": f"LOADS = {v}, ", "warp_shuffle_l1": f"LOADS = {v}, "}.get(st.name, "")
+    return Traffic(32 * 16 * n, 8 * n, f"{what}float4 loads of A in flight per lane: {why}: {512 * n} bytes per warp")
 
 
 @dataclass
@@ -118,7 +131,7 @@ class Prediction:
             f"  occupancy calculator: {o.blocks_per_sm} blocks ({o.warps_per_sm} warps) per SM, limited by {o.limiter}",
             f"  the grid: {r.describe()}",
             f"  in flight per warp: {t.why}",
-            f"  one round per warp: {self.latency_ns:.0f} ns {'far ' if t.far else ''}memory latency"
+            f"  one round per warp: {self.latency_ns:.0f} ns memory latency"
             + (f" + {self.round_ns - self.latency_ns:.0f} ns of L1 time ({t.l1_lines} lines)"
                if self.round_ns - self.latency_ns >= 1 else ""),
         ]
@@ -148,7 +161,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     grid = st.grid(M, block, v or 0) if grid is None else grid
     res = occupancy.residency(occ, grid, sms)
     t = traffic(st, v)
-    latency = far_latency_ns if (t.far and far_latency_ns) else latency_ns
+    latency = far_latency_ns or latency_ns  # the chase over all of A: fewer than 1% of its loads hit the L2
     l1_ns = t.l1_lines / L1_LINES_PER_CLOCK / clock_mhz * 1e3
     round_ns = latency + l1_ns
     warps_per_block = -(-block // 32)

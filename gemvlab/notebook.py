@@ -169,11 +169,12 @@ def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = Non
           + f"; SM limits of compute capability {limits.compute_capability}, {sms} SMs, M = {M:,} rows")
     print(f"{'':>6}{'the occupancy calculator':^34}  {'what the grid leaves':^44}")
     print(f"{'block':>6}{'blocks/SM':>11}{'warps/SM':>10}  {'limited by':<11}  {'grid':>7}{'waves':>7}"
-          f"{'last wave':>11}{'warps/SM':>10}{'of max':>8}")
+          f"{'last wave':>11}{'warps/SM':>10}{'of max':>8}   (warps/SM of the grid: first wave, all SMs)")
     for block in (32, 64, 128, 256, 512, 1024):
         o = stage_occupancy(st, block, variant, limits)
         r = occupancy.residency(o, st.grid(M, block, variant or 0), sms)
-        last = f"{r.last_wave_fill:.0%}" if r.waves > 1 else (f"{r.busy_sms} SMs" if r.busy_sms < sms else "full")
+        last = f"{r.last_wave_fill:.0%}" if r.waves > 1 else (f"{r.busy_sms} SMs" if r.busy_sms < sms
+                                                              else f"{r.last_wave_fill:.0%}")
         print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}  {o.limiter:<11}  {r.grid:>7}{r.waves:>7}"
               f"{last:>11}{r.warps_per_sm:>10.1f}{r.occupancy:>8.0%}")
 
@@ -187,15 +188,20 @@ def model_inputs(ctx: Context) -> None:
     m = ctx.doc["machine"]
     mem = m["memory"]
     ceiling = results.headline(ctx.doc)["ceiling"]
-    print(f"DRAM latency, one dependent load at a time: {mem['dram_latency_ns']:.0f} ns "
-          f"({mem['dram_latency_cycles']:.0f} SM clocks at {mem['sm_clock_mhz']} MHz)")
+    latency = mem.get("far_latency_ns") or mem["dram_latency_ns"]
+    l2 = m["l2_bytes"]
     if mem.get("far_latency_ns"):
-        print(f"  the same over {mem['far_bytes'] / 2**30:.0f} GiB (loads far apart, as the naive warps make them): "
-              f"{mem['far_latency_ns']:.0f} ns")
+        print(f"memory latency, one dependent load at a time, random 128-byte lines over {mem['far_bytes'] / 2**30:.0f} GiB "
+              f"(about {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
+              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses")
+        print(f"  over 256 MiB instead: {mem['dram_latency_ns']:.0f} ns ({mem['dram_latency_cycles']:.0f} SM clocks at "
+              f"{mem['sm_clock_mhz']} MHz), about {l2 / 2**28:.0%} of those loads hitting the L2")
+    else:
+        print(f"memory latency, one dependent load at a time: {latency:.0f} ns")
     print(f"L2 latency: {mem['l2_latency_ns']:.0f} ns; read ceiling: {ceiling['GBps']:,.0f} GB/s; "
           f"{m['sm_count']} SMs")
-    need = ceiling["GBps"] * 1e9 * mem["dram_latency_ns"] * 1e-9
-    print(f"Little's law: to read at the ceiling, {ceiling['GBps']:,.0f} GB/s x {mem['dram_latency_ns']:.0f} ns = "
+    need = ceiling["GBps"] * 1e9 * latency * 1e-9
+    print(f"Little's law: to read at the ceiling, {ceiling['GBps']:,.0f} GB/s x {latency:.0f} ns = "
           f"{need / 2**20:.2f} MiB must be in flight, {need / m['sm_count'] / 1024:.1f} KiB per SM  [{ctx.label}]")
 
 
@@ -268,15 +274,15 @@ def sweep_table(doc: dict, stage, variants=None) -> None:
     found = sorted({r["variant"] for r in rows}, key=lambda v: v or 0)
     blocks = sorted({r["block"] for r in rows})
     label = {"warp_shuffle": "loads", "multirow": "rows"}.get(st.name, "")
-    print(f"{st.name}, M = {doc['headline']['M']}, K = {doc['headline']['K']}: ms (GB/s) by block size  "
-          f"[{results.label(doc)}]")
+    print(f"{st.name}, M = {doc['headline']['M']}, K = {doc['headline']['K']}: median ms ± half the interquartile "
+          f"range, by block size  [{results.label(doc)}]")
     print(f"{'':>9}" + "".join(f"{b:>15}" for b in blocks))
     for v in (variants or found):
         cells = []
         for b in blocks:
             r = next((r for r in rows if r["variant"] == v and r["block"] == b), None)
-            cells.append("" if r is None else (f"{r['ms']:.3f} ({r['GBps']:.0f})" if r["status"] == "ok"
-                                              else r["status"]))
+            cells.append("" if r is None else (f"{r['ms']:.3f}±{(r['q75_ms'] - r['q25_ms']) / 2:.3f}"
+                                               if r["status"] == "ok" else r["status"]))
         name = f"{v} {label}" if v is not None else st.name[:9]
         print(f"{name:>9}" + "".join(f"{c:>15}" for c in cells))
 
@@ -505,7 +511,7 @@ def counters(ctx: Context, only=None, live: bool = True) -> None:
 def which_kernel(doc: dict) -> None:
     """Per shape of the sweep: the fastest stage, stages 4 and 5 at their best, the dispatcher
     and torch.matmul, as ms and as a fraction of the read ceiling's time."""
-    print(f"{'M x K':>20}{'fastest stage':>22}{'stage 4':>10}{'stage 5':>10}{'gemv':>9}{'torch':>9}{'ceiling':>9}"
+    print(f"{'M x K':>20}{'fastest stage (ms)':>32}{'stage 4':>10}{'stage 5':>10}{'gemv':>9}{'torch':>9}{'ceiling':>9}"
           f"   [{results.label(doc)}; ms]")
     for M, K in results.shapes(doc):
         s = results.shape_summary(doc, M, K)
@@ -513,7 +519,10 @@ def which_kernel(doc: dict) -> None:
         best = min(ok.values(), key=lambda r: r["ms"]) if ok else None
         cell = lambda r: f"{r['ms']:.3f}" if r and r.get("status") == "ok" else "n/a"  # noqa: E731
         name = f"{best['stage']} {best['ms']:.3f}" if best else "none"
-        print(f"{f'{M} x {K}':>20}{name:>22}{cell(ok.get('warp_shuffle')):>10}{cell(ok.get('multirow')):>10}"
+        tied = [r["stage"] for r in ok.values() if r is not best and r["q25_ms"] <= best["q75_ms"]] if best else []
+        if tied:  # quartiles overlap: no single fastest
+            name = "tie: " + ", ".join([best["stage"], *tied])
+        print(f"{f'{M} x {K}':>20}{name:>32}{cell(ok.get('warp_shuffle')):>10}{cell(ok.get('multirow')):>10}"
               f"{cell(s.get('gemv')):>9}{cell(s['torch']):>9}{cell(s['ceiling']):>9}")
 
 
@@ -522,8 +531,8 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     beside torch.matmul and the read ceiling (quartiles in brackets), and the bar it is held to."""
     l2 = doc["machine"]["l2_bytes"]
     shapes = results.shapes(doc) if study == "shape_best" else results.explorer_shapes(doc)
-    print(f"{'M':>9}{'K':>11}  {'chosen':<34}{'gemv ms [quartiles]':>26}{'torch ms':>10}{'vs torch':>9}"
-          f"{'of ceiling BW':>14}  bar")
+    print(f"{'M':>9}{'K':>11}  {'chosen':<34}{'gemv ms [quartiles]':>26}{'torch.matmul ms [quartiles]':>28}"
+          f"{'vs torch':>8}{'of ceiling BW':>14}  bar")
     for M, K in shapes:
         found = results.rows(doc, study, M=M, K=K, ok=True)
         one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
@@ -534,15 +543,18 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
         vs_t = t["ms"] / g["ms"] if t else None
         vs_c = g["GBps"] / c["GBps"] if c else None
         bar = []
-        if vs_t is not None:
-            bar.append("torch ok" if vs_t >= 1.0 else "SLOWER than torch")
+        if t is not None:
+            overlap = g["q25_ms"] <= t["q75_ms"] and t["q25_ms"] <= g["q75_ms"]
+            bar.append("tie with torch" if overlap else "torch ok" if vs_t >= 1.0 else "SLOWER than torch")
         if big and vs_c is not None:
             bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
         vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
+        t_text = f"{t['ms']:.4f} [{t['q25_ms']:.4f}-{t['q75_ms']:.4f}]" if t else "n/a"
         print(f"{M:>9}{K:>11}  {g['chosen'][:33]:<34}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
-              f"{(t['ms'] if t else float('nan')):>10.4f}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
-    print(f"bar: at least torch.matmul's speed; where A and B are at least 4x the L2 ({4 * l2 / 2**20:.0f} MiB), "
-          f"at least 0.91 of the read ceiling's bandwidth  [{results.label(doc)}]")
+              f"{t_text:>26}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
+    print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
+          f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
+          f"above 1 on tiny shapes, where the ceiling's own launch dominates)  [{results.label(doc)}]")
 
 
 def explain_shape(ctx: Context, M: int, K: int) -> None:
@@ -559,8 +571,8 @@ def explain_shape(ctx: Context, M: int, K: int) -> None:
     launch_us = min((r["ms"] for r in tiny if r["kind"] == "dispatch"), default=0.0) * 1e3
     p = model.predict_plan(plan, launch_us=launch_us, **_inputs(doc))
     if p:
-        print(f"model: {p.ms:.4f} ms ({p.bound}; {launch_us:.1f} us per launch, the recorded time of "
-              f"gemv at M = 1, K = 128)")
+        print(f"model: {p.ms:.4f} ms ({p.bound}; plus {launch_us:.1f} us per launch: the recorded time of the "
+              f"smallest shape, gemv at M = 1, K = 128, taken as the cost of a launch)")
     one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
     g, t, c = one("dispatch"), one("torch_matmul"), one("read_ceiling")
     if ctx.live:
@@ -676,16 +688,16 @@ def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
     inputs = _inputs(doc)
     st = get_stage(stage)
     print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
-    print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/SM':>10}{'waves':>7}"
-          f"{'model ms':>10}{'measured':>10}{'ratio':>7}")
+    print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/busy SM':>15}{'waves':>7}"
+          f"{'model ms':>10}{'measured':>10}{'ratio':>7}{'GB/s per busy SM':>18}")
     for M, K in results.shapes(doc):
         r = results.shape_summary(doc, M, K)["stages"].get(st.name)
         if not r or r["status"] != "ok":
             print(f"{M:>9}{K:>11}  {st.name} does not run here ({r['status'] if r else 'not measured'})")
             continue
         p = model.predict(st, M, K, r["block"], r["variant"], **inputs)
-        print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.warps_per_sm:>10.1f}"
-              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}")
+        print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.first_wave_warps_per_sm:>15.1f}"
+              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}{r['GBps'] / p.res.busy_sms:>18.0f}")
 
 
 def dispatch_look_back(ctx: Context) -> None:
@@ -757,8 +769,9 @@ def _explorer_map(doc: dict, M: int, K: int):
 
 
 def dispatch_misses(doc: dict) -> None:
-    """The shapes (sweep and explorer) where gemv misses its bar: slower than torch.matmul, or, where
-    A and B are at least 4x the L2, below 0.91 of the read ceiling's bandwidth."""
+    """The shapes (sweep and explorer) where gemv misses its bar: slower than torch.matmul (beyond
+    both quartile ranges), or, where A and B are at least 4x the L2, below 0.91 of the read
+    ceiling's bandwidth."""
     l2 = doc["machine"]["l2_bytes"]
     seen, found = set(), []
     for study in ("shape_best", "explorer"):
@@ -770,8 +783,10 @@ def dispatch_misses(doc: dict) -> None:
             t = next((x for x in rows if x["kind"] == "torch_matmul"), None)
             c = next((x for x in rows if x["kind"] == "read_ceiling"), None)
             why = []
-            if t and t["ms"] < r["ms"]:
-                why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us)")
+            if t and r["q25_ms"] > t["q75_ms"]:  # slower beyond the spread of both
+                why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us, "
+                           f"quartiles {r['q25_ms'] * 1e3:.1f}-{r['q75_ms'] * 1e3:.1f} against "
+                           f"{t['q25_ms'] * 1e3:.1f}-{t['q75_ms'] * 1e3:.1f})")
             if c and 4 * (r["M"] * r["K"] + r["K"]) >= 4 * l2 and r["GBps"] < 0.91 * c["GBps"]:
                 why.append(f"{r['GBps'] / c['GBps']:.3f} of the read ceiling's bandwidth")
             if why:
@@ -779,3 +794,38 @@ def dispatch_misses(doc: dict) -> None:
     print(f"{len(found)} of {len(seen)} shapes miss a mark  [{results.label(doc)}]")
     for M, K, chosen, why in found:
         print(f"  M = {M:,}, K = {K:,} ({chosen}): " + "; ".join(why))
+
+
+def loads_in_flight(stage) -> None:
+    """For each variant of a stage: the independent loads of A its source writes per trip, and
+    how many of them the compiled code (SASS) really issues before it first uses one."""
+    from .build import loads_before_first_use, sass_text
+
+    st = get_stage(stage)
+    built = build_stage(st)
+    text = sass_text(built.path) if built.sass is not None else None
+    if text is None:
+        print("no disassembler found (cuobjdump: CUDA toolkit, or pip install triton)")
+        return
+    print(f"{'kernel':<30}{'in the source':>15}{'issued before the first use (SASS)':>38}")
+    for v in (st.variants if st.variant_name else (None,)):
+        loads = loads_before_first_use(text, st.kernel_name(v)) or []
+        a = sum("STRONG.GPU" in x for x in loads) or len(loads) // 2
+        written = v if st.name in ("warp_shuffle", "warp_shuffle_l1", "multirow") else 1
+        print(f"{st.kernel_name(v):<30}{written:>15}{a:>20} of A  ({len(loads)} loads in all)")
+
+
+def twice(doc: dict) -> None:
+    """Kernels the record timed twice at the headline shape, minutes apart in one run (the stage
+    table, then the shape sweep): how far a median moves between runs, against the quartiles
+    within one."""
+    M, K = doc["headline"]["M"], doc["headline"]["K"]
+    first = {r["stage"]: r for r in results.rows(doc, "headline", ok=True)}
+    again = {r["stage"]: r for r in results.rows(doc, "shape_best", M=M, K=K, ok=True)}
+    print(f"{'':<16}{'stage table':>26}{'shape sweep':>26}{'moved':>8}   [{results.label(doc)}]")
+    for name, a in first.items():
+        b = again.get(name)
+        if b is None:
+            continue
+        print(f"{name:<16}{a['ms']:>9.3f} [{a['q25_ms']:.3f}-{a['q75_ms']:.3f}]{b['ms']:>9.3f} "
+              f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")

@@ -208,8 +208,9 @@ def child(demo: str) -> None:
         _after_fault()
     elif demo in ("sticky_error", "small_overrun"):
         launch = _launcher("naive", "launch_naive")
-        A, B, C = torch.rand(64, 4096, device="cuda"), torch.rand(4096, device="cuda"), torch.zeros(64, device="cuda")
         M_claimed = (1 << 16) if demo == "sticky_error" else 128
+        A, B = torch.rand(64, 4096, device="cuda"), torch.rand(4096, device="cuda")
+        C = torch.zeros(64 if demo == "sticky_error" else M_claimed, device="cuda")  # small: room for every row
         past = (M_claimed - 64) * 4096 * 4
         _event("inputs", True, f"A has 64 rows of 4096 floats at {A.data_ptr():#x}; the kernel is told M = "
                                f"{M_claimed}, so it reads up to {past / 2**20:,.0f} MiB past A's end")
@@ -221,8 +222,10 @@ def child(demo: str) -> None:
                "ran after the kernel had finished (CUDA_LAUNCH_BLOCKING=1 makes every launch wait)" if blocking
                else "ran on while the kernel was still queued or running: launches are asynchronous")
         if _sync_step(launch.built) and demo == "small_overrun":
-            _event("result", True, f"C[0] = {C[0].item():.1f}: rows 64..127 were read from memory next to A "
-                                   f"that this process had mapped, so nothing faulted")
+            past = C[64:128]
+            _event("result", True, f"rows 64..127 (past A): {int(torch.isfinite(past).sum())} of 64 finite, first "
+                                   f"{past[0].item():.3g}; rows 0..63 (A): first {C[0].item():.1f}. No fault: every "
+                                   f"address read was mapped for this process")
         _after_fault()
         _try("torch.cuda.synchronize() again", torch.cuda.synchronize)
     elif demo == "misaligned_float4":
@@ -285,7 +288,7 @@ def child(demo: str) -> None:
                 C = torch.full((M,), float("nan"), device="cuda")
                 launch(A, B, C, M, K, 512)
                 torch.cuda.synchronize()
-                _event(f"after a kernel that left {value} in every shared-memory slot", False, err_of(C))
+                _event(f"after a kernel that left {value} in the shared arrays of 4 blocks per SM", False, err_of(C))
     elif demo == "int32_offsets":
         launch = _launcher("int32_offsets.cu", "launch_int32_offsets")
         K = 1 << 20

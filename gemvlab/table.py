@@ -34,12 +34,13 @@ def step_verdict(before: dict, after: dict) -> str:
     """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
     only when the interquartile ranges do not overlap, "tie" otherwise."""
     ratio = before["ms"] / after["ms"]
+    spec = ".2f" if abs(ratio - 1) >= 0.01 else ".3f"
     if after.get("q75_ms") is None or before.get("q25_ms") is None:
-        return f"{ratio:.2f}x"
+        return f"{ratio:{spec}}x"
     if after["q75_ms"] < before["q25_ms"]:
-        return f"{ratio:.2f}x faster"
+        return f"{ratio:{spec}}x faster"
     if after["q25_ms"] > before["q75_ms"]:
-        return f"{1 / ratio:.2f}x slower"
+        return f"{1 / ratio:{spec}}x slower"
     return f"tie ({ratio:.3f}x, quartiles overlap)"
 
 

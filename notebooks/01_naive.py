@@ -60,8 +60,9 @@ ctx = nb.setup(upto=1)
 # %% [markdown]
 # ## The two numbers
 #
-# Every element of A is read once and used once: 2 floating-point operations per 4 bytes. A GPU does tens
-# of FLOP per byte of memory bandwidth, so this kernel can only be as fast as memory: the **floor** is bytes
+# Every element of A is read once and used once: 2 floating-point operations per 4 bytes. A GPU does far
+# more arithmetic per byte of memory bandwidth than that (an H200, by its datasheet, about 67 TFLOP/s of
+# float32 against 4.8 TB/s: 14 FLOP per byte), so this kernel can only be as fast as memory: the **floor** is bytes
 # moved divided by bandwidth. We count bytes as `4·(M·K + K + M)` (A and B read once, C written once) and use
 # two bandwidths: the vendor's datasheet peak, and a **read ceiling** measured in the same run (a float4
 # read-only pass over A that does nothing else: `gemvlab/cuda/read_ceiling.cu`).
@@ -84,7 +85,7 @@ nb.model_inputs(ctx)
 # %% [markdown]
 # One thread per row gives M = 2048 threads, 64 warps. At each step the 32 threads of a warp read 32
 # different rows, K floats (4 MiB) apart, so the loads of one warp go to 32 different places in A's 8 GiB:
-# the model uses the *far* latency above, measured with loads spread over all of A. Each lane keeps one 32-byte sector
+# the model's latency was measured the same way, with loads spread over all of A. Each lane keeps one 32-byte sector
 # of its row in flight (the next seven floats arrive with the first). And each of those load instructions
 # touches 32 different 128-byte lines, which the SM's L1 cache looks up about one per clock, so a warp also
 # spends L1 time per round. The model, at the block size the stage table uses (32 threads):
@@ -114,9 +115,11 @@ nb.show_source("naive")
 nb.build_report("naive")
 
 # %% [markdown]
-# The loads in the machine code (SASS). `LDG.E` is a 32-bit global load: one float per thread per
-# instruction. The compiler unrolled the loop four times: four loads of A (one pointer) and four of B (the
-# other) per trip, all issued before the sums that use them.
+# The loads in the machine code (SASS). `LDG` is a global load; `.E` means a 64-bit address, and no size
+# suffix means 32 bits: one float per thread per instruction. `.CONSTANT` marks the read-only path, which
+# the compiler may use because the pointers are `const __restrict__`. The compiler unrolled the loop four
+# times: four loads of A (one pointer) and four of B (the other) per trip, all issued before the sums that
+# use them.
 
 # %%
 nb.sass_lines("naive", pattern="LDG")
@@ -179,11 +182,12 @@ nb.sweep_model(ctx, "naive")
 # %% [markdown]
 # Two regimes show up.
 # - **32 to 128 threads:** the same 64 warps are in flight whatever the block size (2048 threads), so the
-#   bytes in flight, and the time, barely move. Fewer SMs get work as the block grows (64, 32, 16), yet that
-#   is not what sets the time here: each SM that has a warp is far from busy.
+#   bytes in flight do not change, and the time moves by about 10% (the sweep above). Fewer SMs get work as
+#   the block grows (64, 32, 16); at 128 threads the model already finds the L1's line rate of those 16 SMs
+#   the tighter limit.
 # - **256 threads and more:** the 64 warps crowd onto 8, 4, then 2 SMs, and every float of A costs one
-#   cache-line lookup in the L1 of the SM that reads it. One SM's L1 looks up about one line per clock, so
-#   halving the number of busy SMs doubles the time. The fit, from the recorded sweep:
+#   cache-line lookup in the L1 of the SM that reads it. If an SM's L1 looks up a fixed number of lines per
+#   clock, halving the number of busy SMs doubles the time. Fitting that rate to the recorded sweep:
 
 # %%
 nb.l1_fit(ctx.recorded)
@@ -213,9 +217,10 @@ except lab.GemvInputError as e:
 
 # %% [markdown]
 # What the raw kernel does with those pointers, skipping the checks (in a child process, so that this
-# notebook's CUDA context survives). On this machine the driver did not map the CPU tensor's memory for the
-# GPU; on systems where it does (heterogeneous memory management, HMM, or address translation services, ATS)
-# the same launch can read host memory and succeed, so code that "works" on one machine fails on another:
+# notebook's CUDA context survives). On the machine that ran this demo (its label says which) the driver
+# did not map the CPU tensor's memory for the GPU; on systems where it does (heterogeneous memory
+# management, HMM, or address translation services, ATS) the same launch can read host memory and succeed,
+# so code that "works" on one machine can fail on another:
 
 # %%
 nb.pitfall(ctx, "cpu_pointers")
@@ -234,11 +239,12 @@ nb.pitfall(ctx, "sticky_error")
 # %% [markdown]
 # The error is 717, `cudaErrorInvalidAddressSpace`, not the *illegal memory access* (700) of the transcript
 # and of the CPU-pointer demo above. The runtime documents 717 as an instruction that can only operate on
-# some address spaces (global, shared or local) being given an address that belongs to none of them: the
-# stray reads ran on until they reached an address the GPU does not treat as global memory. Which error a
-# bad read produces depends on what lies at the address it reaches, not on the bug. The same kernel told
-# only twice the rows, so that it reads 1 MiB past A, reports nothing at all: that memory belongs to this
-# process, so the kernel silently adds numbers that are not A's.
+# some address spaces (global, shared or local) being given an address in none of them; which address this
+# kernel reached is not printed here. What the demos do show is that the same bug gives different errors,
+# or none: told only twice the rows, so that it reads 1 MiB past A, the same kernel reports nothing at all.
+# No fault means every address it read was mapped for this process, so the rows past A were summed from
+# memory that is not A's, silently (the *result* line prints C[0], row 0, which is inside A: it shows only
+# that the kernel finished).
 
 # %%
 nb.pitfall(ctx, "small_overrun")
@@ -253,8 +259,8 @@ nb.pitfall(ctx, "launch_blocking")
 # %% [markdown]
 # And `compute-sanitizer` (memcheck) names the kernel, the thread, the block and the address. Under it the
 # program sees a third error code, 719 (*unspecified launch failure*): the sanitizer checks each access
-# itself, reports the first bad one, and ends the kernel before the hardware faults, so the program is told
-# only that the launch failed.
+# itself, reports the bad accesses it catches (the first few are shown), and ends the kernel, so the program
+# is told only that the launch failed.
 
 # %%
 nb.pitfall(ctx, "sanitizer")
@@ -268,16 +274,16 @@ nb.pitfall(ctx, "sanitizer")
 nb.look_back(ctx, upto=1)
 
 # %% [markdown]
-# The block-size table above shows where the model holds and where it misses. It holds for 256 threads and
-# more, where the L1's line rate alone sets the time (ratios near 1, and the fit of one line per clock).
-# From 32 to 128 threads it is optimistic by about a half, the miss in the look-back above. The assumption
-# that failed is the length of a naive warp's round: the model charges one memory latency (the chase
-# measured it, over random lines of all of A's 8 GiB, at nearly the same value as over 256 MiB) plus the
-# warp's own L1 lookups. Run backwards, Little's law says the warp actually waits about twice the chased
-# latency per 32-byte sector (the *implied latency* column). The loads of a naive warp go to 32 rows at
-# once, a pattern a single chasing thread does not make; this model does not price what that costs in the
-# memory system, and this notebook does not measure it. The serial sum is also the least accurate of all
-# the stages.
+# The block-size table above shows where the model holds and where it misses. From 256 threads on, its
+# ratios are near 1, but that agreement is partly by construction: the L1's rate of one line per clock was
+# fitted to this same sweep. What the fit does show is that one constant accounts for all three of those
+# block sizes. From 32 to 128 threads the model is optimistic by about a half: the headline prediction
+# misses by the ratio in the look-back above, more than any other stage's. The assumption that failed is
+# the length of a naive warp's round: the model charges one memory latency (the chase over all of A) plus
+# the warp's own L1 lookups per 32-byte sector. Run backwards, Little's law says the warp waits about
+# twice the chased latency (the *implied latency* column). A naive warp's 32 loads go to 32 rows at once,
+# a pattern the single chasing thread does not make; what that costs in the memory system is neither in
+# the model nor measured here. The serial sum is also the least accurate of all the stages.
 #
 # ## Exercise
 #

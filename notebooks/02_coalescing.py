@@ -62,9 +62,9 @@ nb.two_numbers(ctx)
 # the sectors their addresses fall in. Stage 1's lanes each read a different row, 4 MiB apart; stage 2's
 # lanes read 32 neighbouring floats of one row. The percentages below are the L1's **sector efficiency**
 # for one load instruction: the bytes the lanes asked for over the bytes of the sectors the L1 had to
-# provide. They are not DRAM traffic: the other 28 bytes of each of stage 1's sectors are the next seven
-# floats of that row, and they stay in the cache for the next loads, so both stages read A from DRAM once
-# (the Nsight Compute counters in notebook 04 show the DRAM bytes).
+# provide. They say nothing about DRAM traffic: the other 28 bytes of each of stage 1's sectors are the next
+# seven floats of that row, which its next loads ask for, so a sector fetched once can serve eight loads if
+# it stays in the cache.
 
 # %%
 from gemvlab.plots import warp_sectors
@@ -130,7 +130,8 @@ _ = plots.plot_stages(ctx.doc, upto=2)
 # ## Block size: occupancy as the GPU really runs it
 #
 # The block size now sets how many threads share a row. The occupancy calculator (the same arithmetic as
-# CUDA's `cuda_occupancy.h`, checked against it block size by block size) says how many blocks an SM
+# CUDA's `cuda_occupancy.h`; the workbook's tests compile that header and compare, block size by block
+# size) says how many blocks an SM
 # *could* hold: 32 blocks of 32 or 64 threads (the SM's block slots), or 64 warps (its warp slots). But the
 # grid has 2048 blocks for 132 SMs, about 15.5 per SM: where the calculator allows more than that, the
 # grid, not the calculator, sets the resident warps.
@@ -147,10 +148,13 @@ nb.occupancy_table("coalesced", recorded=ctx.recorded)
 nb.sweep_model(ctx, "coalesced")
 
 # %% [markdown]
-# The measured times halve from 32 to 64 to 128 threads, as the bytes in flight double, and stop falling
-# once every SM holds its 64 warps. The model follows the shape; its times are too short by the ratio
-# printed in the table, and the *implied latency* column says why: under load, a load waits longer than the
-# single chasing thread measured, because requests queue in the memory system. Stage 2 is short of bytes in
+# The measured time nearly halves from 32 to 64 threads (÷1.94) and falls 1.8 times from 64 to 128, as the
+# bytes in flight double each time, then changes by a few percent once every SM holds its 64 warps. The
+# model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
+# column is Little's law run backwards from the measurement: the latency at which these bytes in flight
+# would give the measured bandwidth. It sits above the chased latency, and rises with the bytes in flight.
+# The model's assumption of one fixed latency is what failed; queueing in the memory system is the usual
+# reason a loaded latency grows, but it is not measured here. Either way, stage 2 is short of bytes in
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more
 # bytes in flight per warp.
 
@@ -171,15 +175,18 @@ nb.pitfall(ctx, "smem_too_small")
 
 # %% [markdown]
 # Threads 256 to 1023 wrote outside the block's shared memory and the kernel faulted: with 256 threads the
-# same kernel is right. compute-sanitizer names the first bad write (and, as in notebook 01, the program
-# then sees error 719, because the sanitizer ended the kernel):
+# same kernel is right. compute-sanitizer names bad writes, with their threads and addresses (the first few
+# it reports are shown; as in notebook 01, the program then sees error 719, because the sanitizer ended the
+# kernel):
 
 # %%
 nb.pitfall(ctx, "smem_sanitizer")
 
 # %% [markdown]
 # **2. A block size that is not a power of two.** The tree halves the active threads at each level; with
-# 384 threads the halving reaches an odd count and an element is never added. No error, just a wrong answer.
+# 384 threads the halving reaches 3 (384, 192, 96, 48, 24, 12, 6, 3), then 1, and the partial sum in slot 2,
+# which by then covers a third of the row, is never added: the relative error below is 0.33. No error
+# message, just a wrong answer.
 # gemvlab refuses such a block before launching:
 
 # %%
@@ -198,17 +205,18 @@ nb.pitfall(ctx, "not_power_of_two")
 # (`gemvlab/cuda/pitfalls/tree_without_syncthreads.cu`). It then reads whatever that slot held before: a
 # value left by an earlier block, or by an earlier kernel that used the same shared memory for something
 # else. Any 32 bits read as a float; where they happen to be a NaN pattern, the row's sum becomes NaN. The
-# demo runs the tree five times on the same inputs, then after a kernel that leaves 0.0 in the shared memory
-# of four blocks per SM, then after one that leaves NaN there:
+# demo runs the tree five times on the same inputs, then after a kernel that leaves 0.0 in the shared-memory
+# arrays of four blocks per SM (the transcript's label says "every slot": it means those arrays), then after
+# one that leaves NaN there:
 
 # %%
 nb.pitfall(ctx, "missing_sync")
 
 # %% [markdown]
-# Leaving NaN in the slots first makes many more rows NaN; leaving 0.0 does not remove every NaN, because
-# the blocks of the tree do not always land on the slots the filling kernel's blocks used. Either way, the
-# answer depends on what ran before: a race. `compute-sanitizer --tool racecheck` finds the hazard without
-# needing a wrong answer:
+# Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before; leaving 0.0
+# there has no measurable effect (its count continues the decline of the five runs before it). The answer
+# depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
+# racecheck` finds the hazard without needing a wrong answer:
 
 # %%
 nb.pitfall(ctx, "racecheck")
@@ -220,9 +228,12 @@ nb.pitfall(ctx, "racecheck")
 nb.look_back(ctx, upto=2)
 
 # %% [markdown]
-# Stage 2's prediction is short of the measurement by the same factor as the sweep above: the model's one
-# assumption that failed here is a fixed latency. Loaded memory answers more slowly than the idle memory
-# the pointer chase measured, and a kernel with few bytes in flight per warp feels every nanosecond of it.
+# Stage 2's prediction is short of the measurement by about the same factor as the sweep above: the
+# model's assumption that failed here is a fixed latency. The implied latency is above the idle one the
+# pointer chase measured, and a kernel with few bytes in flight per warp feels every nanosecond of it. Even
+# at 32 threads, with a fifth of the bytes in flight Little's law asks for, the implied latency is above the
+# chased one: the model also leaves out whatever else a warp does between its loads (its loads of B, its
+# arithmetic), which this notebook does not separate.
 #
 # ## Exercises
 #
@@ -231,5 +242,6 @@ nb.look_back(ctx, upto=2)
 #    SM, to reach the read ceiling at the latency above? Predict what changes if each thread loads 16 bytes
 #    at once. That is stage 3, in the next notebook.
 # 2. At block 64 the grid leaves 31 warps per SM and at block 128, 62. Predict block 64's time if the loop
-#    were unrolled by 2 (`#pragma unroll 2` on the `for` loop: two loads of A in flight per thread), build it
-#    with `gemvlab.build.build`, check the SASS for four `LDG` instructions, and time it.
+#    were unrolled by 2 (`#pragma unroll 2` on the `for` loop), build it with `gemvlab.build.build`, and
+#    check in the SASS how many loads of A it issues before the first multiply (expect six `LDG` in all, the
+#    remainder loop adding two, as in stage 1's ten); then time it.

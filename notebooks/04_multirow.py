@@ -17,10 +17,11 @@
 # # 4. Several rows per block, which kernel for which shape, and the whole story
 #
 # **Stage 5, multirow:** a block computes `rows` neighbouring rows; each float4 of B it loads serves all of
-# them, and the `rows` loads of A are independent, so they are the loads in flight.
+# them, and the `rows` loads of A are independent, so they could all be in flight (how many the compiler
+# issues before the first use, the SASS says below).
 #
-# **What you will learn here:** when reusing B pays (short rows) and when it does not (the headline shape,
-# where B already sits in the L2); registers and spills as rows per block grow; 32-bit offsets, which break
+# **What you will learn here:** when several rows per block pay (short rows) and when they do not (the
+# headline shape, and few rows); registers and spills as rows per block grow; 32-bit offsets, which break
 # one row past the headline shape; which stage to use for which shape; why cuBLAS is slower at the headline
 # shape, from its own kernels and Nsight Compute's counters; and the whole story in one table and one plot.
 
@@ -56,17 +57,19 @@ nb.two_numbers(ctx)
 # ## The model, before measuring
 #
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, every read of B can hit the L2,
-# so reusing B saves L2 reads, not memory bytes. The model counts only A's bytes in flight (`rows` float4
-# loads per lane), and stage 4 already reached the read ceiling in it:
+# so reusing B can at best save L2 and L1 traffic, not memory bytes. The model counts only A's bytes in
+# flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
+# ceiling in it:
 
 # %%
 nb.model_inputs(ctx)
 nb.predict(ctx, "multirow")
 
 # %% [markdown]
-# With K = 128 a row is 512 bytes: one block per row gives 2 million blocks of 128 floats each, each
-# spending more time starting and reducing than loading; several rows per block share that cost. The model
-# has no term for a block's fixed cost, so it cannot price that case: the shape sweep below measures it.
+# With K = 128 a row is 512 bytes: one block per row gives 2 million blocks of 128 floats each, and each
+# block has a fixed cost (it is scheduled, reduces, writes); several rows per block make fewer blocks. The
+# model has no term for a block's fixed cost, so it cannot price that case: the shape sweep below measures
+# it.
 
 # %%
 nb.show_diff("warp_shuffle", "multirow")
@@ -76,6 +79,13 @@ nb.show_diff("warp_shuffle", "multirow")
 
 # %%
 nb.build_report("multirow")
+
+# %% [markdown]
+# How many loads of A the compiled code issues before its first multiply, per variant: the source's rows
+# are not the loads in flight (ptxas keeps registers short by issuing them in smaller batches):
+
+# %%
+nb.loads_in_flight("multirow")
 
 # %% [markdown]
 # Each extra row costs a float4 and an accumulator per thread: the register column grows with it. At 64
@@ -145,13 +155,14 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 ties with it or trails it slightly. Reuse of B saves nothing where B
-#   already lives in the L2.
-# - **Many short rows** (K = 128): stage 5. One block per row wastes most of each block; stage 5's rows per
-#   block share each block's start, reduction and loads of B.
-# - **Few rows** (M = 16, 128, and M = 1): no stage is good, and stage 5 trails stage 4 there. Stage 5 packs
-#   `rows` rows into one block, so 16 rows make 8 blocks at 2 rows per block, for 132 SMs: rows per block
-#   divides an already tiny grid. Only splitting K across blocks fixes this: notebook 05.
+#   or near the read ceiling; stage 5 ties with it or trails it slightly.
+# - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
+#   time there (the shape table above): the cost is per block, and stage 5's rows per block make fewer
+#   blocks.
+# - **Few rows** (M = 16 and M = 1): no stage is good, and stage 5 trails stage 4. Stage 5 packs `rows`
+#   rows into one block, so 16 rows make 8 blocks at 2 rows per block, for 132 SMs: rows per block divides
+#   an already tiny grid. Only splitting K across blocks fixes this: notebook 05. At M = 128, stage 4 (one
+#   block per SM on 128 SMs) is within a few percent of the read ceiling.
 # - **K not a multiple of 4** (K = 4099): only the scalar stages run; notebook 05's dispatcher reads such
 #   rows with float4s too.
 #
@@ -164,25 +175,32 @@ nb.matmul_kernels(ctx)
 
 # %% [markdown]
 # cuBLAS splits each row into `grid.x` stretches: its first kernel's grid has grid.x × 2048 blocks of 128
-# threads, each summing K / grid.x floats, and a second kernel adds the partial sums. Every block pays a
-# fixed cost (it is scheduled, reduces its sum across its warps, writes one value) for a little reading.
-# How much that adds up to, from the numbers above and the read ceiling:
+# threads, each summing K / grid.x floats of A with the same stretch of B, and a second kernel adds the
+# partial sums. Its time beyond what reading A at the read ceiling takes, spread over the rounds of resident
+# blocks it needs:
 
 # %%
 nb.matmul_overhead(ctx)
 
 # %% [markdown]
-# Stage 4 launches 2048 blocks that each read a whole 4 MiB row: two waves, where cuBLAS's grid needs the
-# number of waves printed above. Nsight Compute's counters at the headline shape show the rest (a live GPU
-# with `ncu` runs it now for stage 4, the dispatcher and torch.matmul, about half a minute; otherwise the
-# recorded H200's, every stage): DRAM bytes, L2 and L1 traffic, and the share of the SMs' warp slots that
-# were active. Compare cuBLAS's `dot_kernel` with stage 4: the same DRAM bytes (A once), but each of its
-# blocks also reads its own 16 KiB stretch of B, so B crosses the L2 once per row, as many bytes as A: its
-# L2 and L1 sector counts are the ones to compare.
+# Stage 4 launches 2048 blocks that each read a whole 4 MiB row: two rounds, where cuBLAS's grid needs the
+# number printed above. Nsight Compute's counters at the headline shape (a live GPU with `ncu` runs it now
+# for stage 4, the dispatcher and torch.matmul, about half a minute; otherwise the recorded H200's, for
+# stages 2 to 5, the dispatcher and torch.matmul): DRAM bytes, L2 and L1 traffic, and the share of the SMs'
+# warp slots that were active:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 nb.counters(ctx)
+
+# %% [markdown]
+# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but about
+# 1.8 times the L2 sectors and twice the L1 sectors: each of its blocks reads its own stretch of B, so B
+# crosses the L2 once per row, about as many bytes as A. Two costs are therefore candidates for its extra
+# time: the fixed cost of half a million blocks, and twice the L2 traffic. This notebook does not separate
+# them. Stage 5 shows that L2 traffic is not the whole story either: its 2 rows per block should halve the
+# reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 and hits in the L1 far less often
+# (the same table), and still ties with stage 4 in time.
 
 # %% [markdown]
 # ## Pitfall: 32-bit offsets
@@ -236,8 +254,9 @@ _ = plots.plot_stages(ctx.doc)
 
 # %% [markdown]
 # From stage 1 to stage 3 the kernel became tens of times faster by changing how threads touch memory, not
-# how much arithmetic they do: first one block per row, so that a warp reads one line instead of 32, then
-# float4 loads, so that each warp keeps four times the bytes in flight. From there on the stages sit within
+# how much arithmetic they do: first one block per row, so that 2048 blocks give every SM its 64 warps
+# (stage 1 had 64 warps in all, and its warps read 32 lines per load), then float4 loads, so that each warp
+# keeps four times the bytes in flight. From there on the stages sit within
 # a few percent of the read ceiling at this shape (the *of ceiling* column), and the *vs torch* column says
 # how they compare with cuBLAS. The later stages show their worth where the shape is hard: small blocks
 # (stage 4's loads in flight, notebook 03) and short rows (stage 5, the shape sweep above).

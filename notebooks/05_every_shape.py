@@ -64,13 +64,15 @@ nb.one_kernel_every_shape(ctx)
 # %% [markdown]
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: 116 of 132 SMs get none, and a busy SM holds only one
-#   block's warps. M = 1 leaves 131 SMs idle. Each busy SM cannot keep enough bytes in flight on its own.
+#   block's warps. M = 1 leaves 131 SMs idle. The model is optimistic here (the ratio column): it assumes
+#   a busy SM can take any share of the bandwidth its bytes in flight allow, and the *GB/s per busy SM*
+#   column shows what one SM actually pulled.
 # - **One block per SM.** M = 128 rows give 128 SMs one block each and leave 4 idle: the model and the
-#   measurement say that is nearly enough at 1024 threads per block, and it fails as soon as there are
-#   fewer rows than SMs.
+#   measurement say that is nearly enough at 1024 threads per block. It fails when the rows are a small
+#   fraction of the SMs (M = 16, M = 1).
 # - **The fixed cost of a block.** At K = 128 each block reads 512 bytes, then reduces across its warps and
-#   retires. The model has no term for that cost and is far too optimistic there (the ratio column):
-#   that cost, paid 2 million times, is the time.
+#   retires. The model has no term for that cost and is far too optimistic there (the ratio column); stages
+#   2 to 4 all take about the same time at this shape (notebook 04's shape table), whatever their loads.
 #
 # ## Split-K: blocks for every SM however few the rows
 #
@@ -92,8 +94,9 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul: split-K turns the worst shapes of
-# the stage sweep into ones at or near the read ceiling.
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.93 of
+# the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
+# reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #
 # ## Rows that start anywhere
 #
@@ -123,7 +126,7 @@ print(lab.explain(big[:, 1:], torch.empty(4099, 1)))
 # %% [markdown]
 # ## Several rows per warp, for short rows
 #
-# When a row is too short to keep a block busy, G lanes take one row (G = 4 at K = 128) and add their sums
+# When a row is too short to keep a block busy, G lanes take one row (G = 4 at K = 128: 32 floats each) and add their sums
 # with log2(G) shuffles: no shared memory, no barrier, a warp holds 32 / G rows. `gemvlab/cuda/rows_per_warp.cu`:
 
 # %%
@@ -170,12 +173,13 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# Two kinds of miss. **Tiny shapes**, where a whole call takes a few microseconds: gemv's kernel takes a
-# microsecond or two longer than cuBLAS's (the list above); this notebook does not take cuBLAS's small-shape
-# kernels apart. **Short rows, or rows that do not start aligned alike** (K = 96, 257, odd K with few rows):
-# each row's scalar head and tail, and B read as four scalar loads per float4 of A where it is not aligned
-# like the rows, are a larger share of the work when rows are short or few. The dispatcher has no kernel
-# that does better on them; the exercise below is where to start.
+# Two kinds of miss. **Tiny shapes**, where a whole call takes a few microseconds: gemv's kernel takes
+# about a microsecond longer than cuBLAS's (the list above); this notebook does not take cuBLAS's
+# small-shape kernels apart. **Large shapes with short or odd rows, or very few rows** (K = 96, K = 257,
+# M = 3 and M = 64 with odd K): their cause is not established here. They differ from the shapes that pass
+# in more than one way (rows per warp, B read as scalars where it is not aligned like the rows, a scalar
+# head and tail per row), and separating those needs measurements this run did not make: the exercise
+# below is where to start.
 #
 # ## The cost of a call
 #
@@ -187,8 +191,16 @@ nb.dispatch_misses(ctx.recorded)
 nb.overhead_table(ctx.recorded)
 
 # %% [markdown]
+# These were timed with the GPU idle before each call (synchronized, then the events), which is how one
+# call from Python meets the GPU; that is why their kernel times are longer than the sweep's, whose launches
+# follow each other. The *host us/call* column is the Python side alone, for calls made back to back: at
+# 1024 × 1024 it is longer than the kernel, so a loop of such calls is bound by Python, not by the GPU.
+
+# %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
-# `torch.ops.gemvlab.gemv`, with a fake implementation (the output's shape, for the compiler) and a backward:
+# `torch.ops.gemvlab.gemv`, with a fake implementation (the output's shape, for the compiler) and a backward
+# (the GPU tests, `tests/test_gpu_dispatch.py`, run it under `torch.compile`, in a captured CUDA graph and
+# through autograd):
 
 # %%
 A = torch.empty(7, 33, device="meta")
@@ -213,10 +225,10 @@ nb.shape_slider(ctx)
 nb.dispatch_look_back(ctx)
 
 # %% [markdown]
-# Where the model is bound by the read ceiling and the measurement lands near it, the plan keeps enough in
-# flight and has little left to gain. Where the ratio is far from 1, the model's assumptions fail in the
-# ways the earlier notebooks named: loaded latency above the idle one, and per-block costs it does not
-# price (short rows).
+# Every chosen plan on the sweep is predicted at the read ceiling, and each measurement lands within the
+# printed ratio of it: the rule keeps enough bytes in flight on every shape of the sweep. The shapes that
+# miss their bar (above) are where this model, without a per-block cost or a per-SM limit, has nothing to
+# say.
 #
 # ## Exercise
 #

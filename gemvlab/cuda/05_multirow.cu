@@ -2,15 +2,17 @@
 //
 // Change from stage 4: a block computes ROWS neighbouring rows. Each trip round
 // the loop a thread loads one float4 of B and the float4s at the same column
-// of its ROWS rows of A, so every B load serves ROWS rows and the ROWS loads of
-// A are independent: they are the loads in flight. A is read past the L1
-// (__ldcg), as in stage 4.
+// of its ROWS rows of A, so every B load serves ROWS rows and the ROWS loads of A
+// are independent: all could be in flight at once, though the compiled code
+// issues fewer before the first use (1 for ROWS up to 4: notebook 04 counts
+// them in the SASS). A is read past the L1 (__ldcg), as in stage 4.
 //
-// When it pays: where rows are short (K = 128: one block per row leaves most of
-// a block idle and spends its time reducing). At the headline shape B (4 MiB)
-// already sits in the L2, so reuse saves L2 reads, not memory bandwidth, and
-// fewer, fatter blocks can lose; with few rows (M = 16) rows per block divide an
-// already tiny grid. Notebook 04 measures all three.
+// When it pays: where rows are short (K = 128: stages 2 to 4 all take about
+// the same time there whatever their loads, a cost per block, and several rows
+// per block make fewer blocks). At the headline shape B (4 MiB) already sits in
+// the L2, so reuse cannot save memory bandwidth (and at 1024 threads the
+// counters show it reading more from the L2, not less); with few rows (M = 16)
+// rows per block divide an already tiny grid. Notebook 04 measures all three.
 //
 // The cost: ROWS accumulators and ROWS float4s live in registers. As ROWS grows,
 // registers per thread grow, fewer blocks fit on an SM, and past the register

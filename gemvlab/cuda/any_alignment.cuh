@@ -5,7 +5,8 @@
 // refuse anything else. A library cannot: K = 4099 puts row r at byte 4 * 4099 * r, a view such
 // as A[:, 1:] starts mid-row, and torch.matmul takes both. So a stretch is cut in three:
 //   head: the 0 to 3 floats before the row's first 16-byte boundary, read one float at a time;
-//   body: whole float4s from that boundary on, LOADS of them in flight per lane (LDG.E.128);
+//   body: whole float4s from that boundary on, LOADS independent loads per lane per trip
+//         (LDG.E.128; how many ptxas issues before their first use, the SASS says);
 //   tail: the 0 to 3 floats after the last whole float4.
 // The head and tail are at most 6 of the stretch's floats, so an unaligned row costs a few
 // scalar loads per row, not a slow kernel.
@@ -13,11 +14,11 @@
 // B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
 // as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
 // Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads: B
-// is shared by every row and comes from the L1 or the L2, so this costs load instructions, not
-// memory bandwidth.
+// is shared by every row and comes from the L1 or the L2, so this costs load instructions
+// rather than DRAM bytes (what it costs in time, notebook 05's shape tables measure per shape).
 //
-// A is loaded with __ldcg (cached in the L2 only): each byte of A is used once, and keeping it
-// out of the L1 leaves the L1 to B, which every row reads (stage 4 measured this).
+// A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
+// out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -44,11 +45,11 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
     a += head;
     b += head;
     n -= head;
-    // body: float4s, LOADS independent loads per lane issued before any is used
+    // body: float4s, LOADS independent loads per lane written before any is used
     const float4* a4 = reinterpret_cast<const float4*>(a);
     const long long n4 = n / 4;
     long long i = lane;
-#pragma unroll 1  // exactly LOADS loads in flight: no further unrolling by the compiler
+#pragma unroll 1  // no unrolling beyond the LOADS written below
     for (; i + (LOADS - 1) * (long long)lanes < n4; i += LOADS * (long long)lanes) {
         float4 av[LOADS], bv[LOADS];
 #pragma unroll

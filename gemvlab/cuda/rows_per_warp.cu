@@ -1,11 +1,11 @@
 // Dispatcher kernel: several rows per warp, G lanes per row, for short rows.
 //
 // One block per row spends a whole block on each row. When a row is short that is waste: at
-// K = 128 a row is 32 float4s, so a block of 256 threads has 224 idle, and each block starts,
-// reduces through shared memory and ends for 512 bytes of work (stage 4 took 1.27 ms at
-// M = 2^21, K = 128, five times the read ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32,
+// K = 128 a row is 32 float4s, so a block of 64 threads (stage 4's best there) leaves half its
+// threads with nothing to load, and each block starts, reduces through shared memory and ends
+// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, five times the read ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32,
 // a power of two) takes one row: a warp holds 32 / G rows and a block of 256 threads 256 / G,
-// each lane keeps 4 float4 loads in flight, and the group adds its G sums with log2(G)
+// each lane has 4 independent float4 loads per trip, and the group adds its G sums with log2(G)
 // shuffles, without shared memory or a barrier. The dispatcher picks G from K so that each lane
 // has about 64 floats of its row (at least 4 lanes: G = 4 at K = 128, 16 at K = 1024, a whole
 // warp per row from K = 1025 on).
