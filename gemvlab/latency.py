@@ -28,14 +28,15 @@ def _chain(nbytes: int, device, seed: int = 0) -> torch.Tensor:
     return buf
 
 
-def _timed_chase(buf, steps: int, out) -> float:
-    """ms for one launch of `steps` dependent loads (CUDA events around the launch)."""
+def _timed_chase(buf, steps: int, out, warp: bool = False) -> float:
+    """ms for one launch of `steps` dependent loads (CUDA events around the launch), by one
+    thread, or with `warp` by 32 lanes at once, each load instruction reading 32 unrelated lines."""
     built = build_stage(MEMORY_LATENCY)
     fn = built.function(MEMORY_LATENCY.launcher)
     stream = torch.cuda.current_stream().cuda_stream
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
-    code = fn(buf.data_ptr(), 0, out.data_ptr(), 0, steps, 1, 0, stream)
+    code = fn(buf.data_ptr(), 0, out.data_ptr(), 0, steps, 1, int(warp), stream)
     end.record()
     if code:
         raise RuntimeError(f"pointer_chase failed: {built.error_string(code)}")
@@ -68,9 +69,27 @@ def measure(device="cuda", far_bytes: int = 8 * 2**30) -> dict:
     in_l2 = chase(l2 // 4, device=device)
     buf, out = _chain(2**20, device), torch.zeros(2, dtype=torch.int64, device=device)
     empty = sorted(_timed_chase(buf, 0, out) * 1e3 for _ in range(21))  # no loads at all: us
+    warp = warp_chase(far_bytes, device=device)  # last: its lanes' lines must not warm the chases above
     return {"dram_latency_ns": round(dram["ns"], 1), "far_latency_ns": round(far["ns"], 1),
+            "warp_latency_ns": warp["warp_latency_ns"],
             "far_bytes": far_bytes, "l2_latency_ns": round(in_l2["ns"], 1),
             "dram_latency_cycles": round(dram["cycles"], 1), "sm_clock_mhz": round(dram["sm_clock_mhz"]),
             "empty_launch_us": round(empty[len(empty) // 2], 2),
             "method": "one thread chasing pointers through random 128-byte lines, __ldcg loads, "
                       f"{dram['steps']} steps; DRAM: {dram['bytes'] >> 20} MiB buffer, L2: {in_l2['bytes'] >> 20} MiB"}
+
+
+def warp_chase(nbytes: int = 8 * 2**30, steps: int = 20_000, device="cuda") -> dict:
+    """ns per step when a whole warp chases at once: each step is one load instruction whose
+    32 lanes read 32 unrelated 128-byte lines of a buffer of `nbytes` (as a naive warp's loads of
+    32 rows do), against one thread alone on the same buffer."""
+    nbytes = min(nbytes, int(torch.cuda.mem_get_info(device)[0] * 0.3)) // LINE * LINE
+    buf = _chain(nbytes, device)
+    out = torch.zeros(32, dtype=torch.int64, device=device)
+    _timed_chase(buf, steps // 10, out, warp=True)
+    warp_ms = _timed_chase(buf, steps, out, warp=True)
+    one_ms = _timed_chase(buf, steps, out)
+    return {"warp_latency_ns": round(warp_ms * 1e6 / steps, 1), "thread_latency_ns": round(one_ms * 1e6 / steps, 1),
+            "bytes": nbytes, "steps": steps,
+            "method": "one warp, each lane at its own place in a random chain of 128-byte lines: each step is "
+                      "one load instruction with 32 unrelated addresses"}

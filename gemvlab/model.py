@@ -39,6 +39,7 @@ class Traffic:
     bytes_in_flight: int  # bytes of A one warp has requested and not yet received
     l1_lines: int  # 128-byte lines its load instructions look up per such round (A and B)
     why: str
+    scattered: bool = False  # each load instruction's 32 lanes read 32 unrelated lines (the naive stage)
 
 
 def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
@@ -70,7 +71,8 @@ def traffic(stage, variant: int | None = None) -> Traffic:
         # 32 lanes, 32 rows 4 MiB apart: one 32-byte sector of each row in flight per lane (the
         # next seven floats arrive with the first). Two trips of the 4-times-unrolled loop per
         # sector, each issuing 4 loads of A (32 lines each) and 4 of B (1 line each).
-        return Traffic(32 * 32, 2 * (4 * 32 + 4), "32 lanes x one 32-byte sector each (a different row per lane)")
+        return Traffic(32 * 32, 2 * (4 * 32 + 4), "32 lanes x one 32-byte sector each (a different row per lane)",
+                       scattered=True)
     if st.name == "coalesced":
         return Traffic(32 * 4, 2, "1 load of 4 bytes per lane: 128 bytes per warp")
     written = {"vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v, "read_ceiling": 2,
@@ -131,7 +133,8 @@ class Prediction:
             f"  occupancy calculator: {o.blocks_per_sm} blocks ({o.warps_per_sm} warps) per SM, limited by {o.limiter}",
             f"  the grid: {r.describe()}",
             f"  in flight per warp: {t.why}",
-            f"  one round per warp: {self.latency_ns:.0f} ns memory latency"
+            f"  one round per warp: {self.latency_ns:.0f} ns "
+            f"{'latency of a load whose 32 lanes read 32 unrelated lines' if t.scattered else 'memory latency'}"
             + (f" + {self.round_ns - self.latency_ns:.0f} ns of L1 time ({t.l1_lines} lines)"
                if self.round_ns - self.latency_ns >= 1 else ""),
         ]
@@ -150,7 +153,8 @@ class Prediction:
 
 def predict(stage, M: int, K: int, block: int | None = None, variant: int | None = None, *,
             limits: occupancy.SMLimits, sms: int, latency_ns: float, ceiling_GBps: float,
-            clock_mhz: float, far_latency_ns: float | None = None, grid: int | None = None) -> Prediction:
+            clock_mhz: float, far_latency_ns: float | None = None, warp_latency_ns: float | None = None,
+            grid: int | None = None) -> Prediction:
     """The model's time for one launch of a stage (or step, or read pass, or dispatcher kernel:
     give its `grid`) at M x K."""
     st = get_stage(stage)
@@ -162,7 +166,12 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     res = occupancy.residency(occ, grid, sms)
     t = traffic(st, v)
     latency = far_latency_ns or latency_ns  # the chase over all of A: fewer than 1% of its loads hit the L2
-    l1_ns = t.l1_lines / L1_LINES_PER_CLOCK / clock_mhz * 1e3
+    lines = t.l1_lines
+    if t.scattered and warp_latency_ns:
+        # A load instruction whose 32 lanes read 32 unrelated lines waits the warp chase's latency,
+        # which already includes that instruction's own 32 lookups.
+        latency, lines = warp_latency_ns, t.l1_lines - 32
+    l1_ns = lines / L1_LINES_PER_CLOCK / clock_mhz * 1e3
     round_ns = latency + l1_ns
     warps_per_block = -(-block // 32)
     rows_per_block = M / grid if grid else 0  # a split_k block holds a stretch: a fraction of a row
@@ -204,6 +213,7 @@ def machine_inputs(doc: dict) -> dict:
     ceiling = results.headline(doc)["ceiling"]
     return dict(limits=occupancy.SMLimits.from_dict(m["sm_limits"]), sms=m["sm_count"],
                 latency_ns=mem["dram_latency_ns"], far_latency_ns=mem.get("far_latency_ns"),
+                warp_latency_ns=mem.get("warp_latency_ns"),
                 clock_mhz=mem["sm_clock_mhz"], ceiling_GBps=ceiling["GBps"])
 
 

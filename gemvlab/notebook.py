@@ -198,6 +198,9 @@ def model_inputs(ctx: Context) -> None:
               f"{mem['sm_clock_mhz']} MHz), about {l2 / 2**28:.0%} of those loads hitting the L2")
     else:
         print(f"memory latency, one dependent load at a time: {latency:.0f} ns")
+    if mem.get("warp_latency_ns"):
+        print(f"  one load instruction whose 32 lanes read 32 unrelated lines (a warp chasing at once): "
+              f"{mem['warp_latency_ns']:.0f} ns" + (f"  [{mem['warp_latency_note']}]" if mem.get("warp_latency_note") else ""))
     print(f"L2 latency: {mem['l2_latency_ns']:.0f} ns; read ceiling: {ceiling['GBps']:,.0f} GB/s; "
           f"{m['sm_count']} SMs")
     need = ceiling["GBps"] * 1e9 * latency * 1e-9
@@ -829,3 +832,15 @@ def twice(doc: dict) -> None:
             continue
         print(f"{name:<16}{a['ms']:>9.3f} [{a['q25_ms']:.3f}-{a['q75_ms']:.3f}]{b['ms']:>9.3f} "
               f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")
+
+
+def naive_with_thread_latency(ctx: Context) -> None:
+    """The naive stage's prediction with one thread's latency in place of a warp's scattered load:
+    what the model would say without the warp chase, against the measurement."""
+    inputs = dict(_inputs(ctx.doc), warp_latency_ns=None)
+    t = next(t for t in stage_table(ctx.doc) if t["stage"] == "naive")
+    p = model.predict("naive", ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], t["block"], None, **inputs)
+    full = ctx.predictions.get("naive") or predict(ctx, "naive", quiet=True)
+    print(f"round per warp with one thread's latency: {p.round_ns:.0f} ns -> predicted {p.ms:.1f} ms "
+          f"(measured {t['ms']:.1f}: {t['ms'] / p.ms:.2f}x); with the warp's: {full.round_ns:.0f} ns -> "
+          f"{full.ms:.1f} ms ({t['ms'] / full.ms:.2f}x)  [{ctx.label}]")

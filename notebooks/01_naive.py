@@ -85,10 +85,12 @@ nb.model_inputs(ctx)
 # %% [markdown]
 # One thread per row gives M = 2048 threads, 64 warps. At each step the 32 threads of a warp read 32
 # different rows, K floats (4 MiB) apart, so the loads of one warp go to 32 different places in A's 8 GiB:
-# the model's latency was measured the same way, with loads spread over all of A. Each lane keeps one 32-byte sector
-# of its row in flight (the next seven floats arrive with the first). And each of those load instructions
-# touches 32 different 128-byte lines, which the SM's L1 cache looks up about one per clock, so a warp also
-# spends L1 time per round. The model, at the block size the stage table uses (32 threads):
+# each of those load instructions reads 32 unrelated lines, and the model takes its latency from a warp
+# chasing pointers the same way (each lane its own random line: the third latency above), not from one
+# thread. Each lane keeps one 32-byte sector of its row in flight (the next seven floats arrive with the
+# first). And each load instruction touches 32 different 128-byte lines, which the SM's L1 cache looks up
+# about one per clock, so the warp's other loads in a round add L1 time. The model, at the block size the
+# stage table uses (32 threads):
 
 # %%
 nb.predict(ctx, "naive")
@@ -274,16 +276,20 @@ nb.pitfall(ctx, "sanitizer")
 nb.look_back(ctx, upto=1)
 
 # %% [markdown]
-# The block-size table above shows where the model holds and where it misses. From 256 threads on, its
-# ratios are near 1, but that agreement is partly by construction: the L1's rate of one line per clock was
-# fitted to this same sweep. What the fit does show is that one constant accounts for all three of those
-# block sizes. From 32 to 128 threads the model is optimistic by about a half: the headline prediction
-# misses by the ratio in the look-back above, more than any other stage's. The assumption that failed is
-# the length of a naive warp's round: the model charges one memory latency (the chase over all of A) plus
-# the warp's own L1 lookups per 32-byte sector. Run backwards, Little's law says the warp waits about
-# twice the chased latency (the *implied latency* column). A naive warp's 32 loads go to 32 rows at once,
-# a pattern the single chasing thread does not make; what that costs in the memory system is neither in
-# the model nor measured here. The serial sum is also the least accurate of all the stages.
+# The block-size table above shows where the model holds and how far. From 32 to 128 threads it is within
+# the printed ratios, somewhat optimistic, more so as the same 64 warps share fewer SMs (at 128 threads, 4
+# per SM): the *implied latency* grows while the model's round stays fixed. The key input is the latency
+# of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
+# inputs above). Charged one thread's latency instead, the model would miss by about half:
+
+# %%
+nb.naive_with_thread_latency(ctx)
+
+# %% [markdown]
+# From 256 threads on, the model's ratios are near 1, but that agreement is partly by
+# construction: the L1's rate of one line per clock was fitted to this same sweep. What the fit does show
+# is that one constant accounts for all three of those block sizes. The serial sum is also the least
+# accurate of all the stages.
 #
 # ## Exercise
 #

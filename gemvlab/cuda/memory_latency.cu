@@ -21,11 +21,26 @@ __global__ void pointer_chase(const long long* __restrict__ next, long long star
     out[1] = t1 - t0;  // SM cycles for `steps` dependent loads
 }
 
-// Launched as one thread. `A` is the chain (long long indices), M its start, K the steps,
+// The same with a whole warp: each of the 32 lanes follows its own place in the chain, so every
+// step is one load instruction whose 32 lanes read 32 unrelated lines, as a naive warp's loads
+// of 32 rows do. Time per step: the latency of such an instruction.
+__global__ void pointer_chase_warp(const long long* __restrict__ next, long long start, long long steps,
+                                   long long* __restrict__ out) {
+    long long i = (start + (long long)threadIdx.x * 7919) % 4096;  // 32 different starting lines
+    i = __ldcg(next + i * 16);
+    for (long long s = 0; s < steps; ++s) i = __ldcg(next + i);
+    out[threadIdx.x] = i;
+}
+
+// Launched as one thread (variant 0) or one warp (variant 1). `A` is the chain (long long indices), M its start, K the steps,
 // C receives {end, cycles}.
 extern "C" int launch_pointer_chase(const float* A, const float* B, float* C, long long M, long long K,
                                     int block, int variant, cudaStream_t stream) {
-    (void)B, (void)block, (void)variant;
-    pointer_chase<<<1, 1, 0, stream>>>(reinterpret_cast<const long long*>(A), M, K, reinterpret_cast<long long*>(C));
+    (void)B, (void)block;
+    if (variant == 1)
+        pointer_chase_warp<<<1, 32, 0, stream>>>(reinterpret_cast<const long long*>(A), M, K,
+                                                 reinterpret_cast<long long*>(C));
+    else
+        pointer_chase<<<1, 1, 0, stream>>>(reinterpret_cast<const long long*>(A), M, K, reinterpret_cast<long long*>(C));
     return (int)cudaGetLastError();
 }
