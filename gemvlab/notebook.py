@@ -118,15 +118,22 @@ def build_report(*stages) -> None:
             print(f"{name:<24}{r.registers:>10}{r.shared_bytes:>11} B{spill:>9}  {loads}")
 
 
-def sass_lines(stage, variant=None, pattern=r"LDG|SHFL|BAR|LDL|STL", limit: int = 12) -> None:
-    """The memory instructions of one kernel's SASS, as the disassembler prints them."""
+def _sass(st) -> str | None:
+    """The stage's disassembly, or None after saying that no disassembler was found."""
     from .build import sass_text
 
-    st = get_stage(stage)
     built = build_stage(st)
     text = sass_text(built.path) if built.sass is not None else None
     if text is None:
         print("no disassembler found (cuobjdump: CUDA toolkit, or pip install triton)")
+    return text
+
+
+def sass_lines(stage, variant=None, pattern=r"LDG|SHFL|BAR|LDL|STL", limit: int = 12) -> None:
+    """The memory instructions of one kernel's SASS, as the disassembler prints them."""
+    st = get_stage(stage)
+    text = _sass(st)
+    if text is None:
         return
     want = st.kernel_name(variant)
     current, shown = None, 0
@@ -644,11 +651,10 @@ def compare_rows(doc: dict, a: str, b: str) -> None:
     """Two rows of the headline table side by side with their quartiles, and the verdict."""
     from .table import step_verdict
 
-    rows = {r["stage"]: r for r in results.headline(doc)["stages"]}
     head = results.headline(doc)
+    rows = {r["stage"]: r for r in head["stages"]}  # stage names, and the two references by name
     rows.update({"torch.matmul": head["torch"], "read ceiling": head["ceiling"]})
-    ra, rb = rows[get_stage(a).name if a in [s.name for s in __import__("gemvlab").STAGES] else a], \
-        rows[get_stage(b).name if b in [s.name for s in __import__("gemvlab").STAGES] else b]
+    ra, rb = rows[a], rows[b]
     print(f"{ra['stage']}: {ra['ms']:.3f} ms [{ra['q25_ms']:.3f} {ra['q75_ms']:.3f}];  {rb['stage']}: "
           f"{rb['ms']:.3f} ms [{rb['q25_ms']:.3f} {rb['q75_ms']:.3f}];  {rb['stage']} against {ra['stage']}: "
           f"{step_verdict(ra, rb)}  [{results.label(doc)}]")
@@ -802,13 +808,11 @@ def dispatch_misses(doc: dict) -> None:
 def loads_in_flight(stage) -> None:
     """For each variant of a stage: the independent loads of A its source writes per trip, and
     how many of them the compiled code (SASS) really issues before it first uses one."""
-    from .build import loads_before_first_use, sass_text
+    from .build import loads_before_first_use
 
     st = get_stage(stage)
-    built = build_stage(st)
-    text = sass_text(built.path) if built.sass is not None else None
+    text = _sass(st)
     if text is None:
-        print("no disassembler found (cuobjdump: CUDA toolkit, or pip install triton)")
         return
     print(f"{'kernel':<30}{'in the source':>15}{'issued before the first use (SASS)':>38}")
     for v in (st.variants if st.variant_name else (None,)):

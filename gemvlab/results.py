@@ -174,9 +174,10 @@ def block_sweep(doc: dict, stage: str, variant: int | None = None) -> list[dict]
     return sorted(found, key=lambda r: (r["variant"] or 0, r["block"]))
 
 
-def shapes(doc: dict) -> list[tuple[int, int]]:
+def shapes(doc: dict, study: str = "shapes") -> list[tuple[int, int]]:
+    """The (M, K) of a study's rows, in the order they were measured."""
     seen = []
-    for r in rows(doc, "shapes"):
+    for r in rows(doc, study):
         if (r["M"], r["K"]) not in seen:
             seen.append((r["M"], r["K"]))
     return seen
@@ -203,8 +204,4 @@ def steps(doc: dict, M: int | None = None) -> list[dict]:
 
 
 def explorer_shapes(doc: dict) -> list[tuple[int, int]]:
-    seen = []
-    for r in rows(doc, "explorer"):
-        if (r["M"], r["K"]) not in seen:
-            seen.append((r["M"], r["K"]))
-    return seen
+    return shapes(doc, "explorer")

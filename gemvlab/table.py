@@ -104,11 +104,7 @@ def shape_rows(doc: dict) -> list[dict]:
     4(MK + K + M) for a GEMV, 4MK for the ceiling, which reads A alone)."""
     out = []
     for study in ("shape_best", "explorer"):
-        shapes = []
-        for r in results.rows(doc, study):
-            if (r["M"], r["K"]) not in shapes:
-                shapes.append((r["M"], r["K"]))
-        for M, K in shapes:
+        for M, K in results.shapes(doc, study):
             found = results.rows(doc, study, M=M, K=K, ok=True)
             torch_row = next((r for r in found if r["kind"] == "torch_matmul"), None)
             ceiling = next((r for r in found if r["kind"] == "read_ceiling"), None)
