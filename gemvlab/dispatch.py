@@ -159,12 +159,12 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                    f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
                    f"stretch of B find it in the L2")
     if warps_per_sm >= BUSY_WARPS * max_warps and least == 1:
-        why.append(f"{M:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}): enough bytes "
-                   f"in flight, one block per row")
+        why.append(f"{M:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
+                   f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose): one block per row")
         return 1, why
     s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
-    why.append(f"{M:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), too few "
-               f"to keep enough bytes in flight: {s} stretches per row make {M * s:,} blocks, about "
+    why.append(f"{M:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "
+               f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks, about "
                f"{M * s / slots:.1f} waves of {slots}"
                + (f" (stretches of at least {MIN_CHUNK:,} floats allow at most {most})" if s == most else ""))
     return s, why

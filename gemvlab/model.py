@@ -109,6 +109,7 @@ class Prediction:
     traffic: Traffic
     latency_ns: float
     round_ns: float  # one warp's wait per round: latency + its L1 time
+    l1_lines_timed: int  # the lines whose L1 time is added to the latency (not those inside it)
     ceiling_GBps: float
     waves: list = field(default_factory=list)
     ms: float = 0.0
@@ -135,7 +136,7 @@ class Prediction:
             f"  in flight per warp: {t.why}",
             f"  one round per warp: {self.latency_ns:.0f} ns "
             f"{'latency of a load whose 32 lanes read 32 unrelated lines' if t.scattered else 'memory latency'}"
-            + (f" + {self.round_ns - self.latency_ns:.0f} ns of L1 time ({t.l1_lines} lines)"
+            + (f" + {self.round_ns - self.latency_ns:.0f} ns of L1 time ({self.l1_lines_timed} lines)"
                if self.round_ns - self.latency_ns >= 1 else ""),
         ]
         for i, w in enumerate(self.waves):
@@ -165,7 +166,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     grid = st.grid(M, block, v or 0) if grid is None else grid
     res = occupancy.residency(occ, grid, sms)
     t = traffic(st, v)
-    latency = far_latency_ns or latency_ns  # the chase over all of A: fewer than 1% of its loads hit the L2
+    latency = far_latency_ns or latency_ns  # the chase over all of A: at most 1% of its loads can hit the L2
     lines = t.l1_lines
     if t.scattered and warp_latency_ns:
         # A load instruction whose 32 lanes read 32 unrelated lines waits the warp chase's latency,
@@ -175,7 +176,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     round_ns = latency + l1_ns
     warps_per_block = -(-block // 32)
     rows_per_block = M / grid if grid else 0  # a split_k block holds a stretch: a fraction of a row
-    pred = Prediction(st.name, M, K, block, v, grid, occ, res, t, latency, round_ns, ceiling_GBps)
+    pred = Prediction(st.name, M, K, block, v, grid, occ, res, t, latency, round_ns, lines, ceiling_GBps)
     if grid == 0 or occ.blocks_per_sm == 0:
         pred.ms = float("inf")
         return pred

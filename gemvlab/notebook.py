@@ -199,10 +199,10 @@ def model_inputs(ctx: Context) -> None:
     l2 = m["l2_bytes"]
     if mem.get("far_latency_ns"):
         print(f"memory latency, one dependent load at a time, random 128-byte lines over {mem['far_bytes'] / 2**30:.0f} GiB "
-              f"(about {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
+              f"(at most {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
               f"{mem['far_latency_ns']:.0f} ns, the latency the model uses")
         print(f"  over 256 MiB instead: {mem['dram_latency_ns']:.0f} ns ({mem['dram_latency_cycles']:.0f} SM clocks at "
-              f"{mem['sm_clock_mhz']} MHz), about {l2 / 2**28:.0%} of those loads hitting the L2")
+              f"{mem['sm_clock_mhz']} MHz); at most about {l2 / 2**28:.0%} of those loads can hit the L2 (its share of the buffer, not measured)")
     else:
         print(f"memory latency, one dependent load at a time: {latency:.0f} ns")
     if mem.get("warp_latency_ns"):
@@ -541,7 +541,7 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     beside torch.matmul and the read ceiling (quartiles in brackets), and the bar it is held to."""
     l2 = doc["machine"]["l2_bytes"]
     shapes = results.shapes(doc) if study == "shape_best" else results.explorer_shapes(doc)
-    print(f"{'M':>9}{'K':>11}  {'chosen':<34}{'gemv ms [quartiles]':>26}{'torch.matmul ms [quartiles]':>28}"
+    print(f"{'M':>9}{'K':>11}  {'chosen':<38}{'gemv ms [quartiles]':>24}{'torch.matmul ms [quartiles]':>28}"
           f"{'vs torch':>8}{'of ceiling BW':>14}  bar")
     for M, K in shapes:
         found = results.rows(doc, study, M=M, K=K, ok=True)
@@ -560,8 +560,8 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
             bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
         vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
         t_text = f"{t['ms']:.4f} [{t['q25_ms']:.4f}-{t['q75_ms']:.4f}]" if t else "n/a"
-        print(f"{M:>9}{K:>11}  {g['chosen'][:33]:<34}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
-              f"{t_text:>26}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
+        print(f"{M:>9}{K:>11}  {g['chosen'][:37]:<38}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
+              f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
           f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
           f"above 1 on tiny shapes, where the ceiling's own launch dominates)  [{results.label(doc)}]")
@@ -697,6 +697,7 @@ def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
     inputs = _inputs(doc)
     st = get_stage(stage)
     print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
+    print("(GB/s per busy SM counts A once and B once per block: every block reads all of B)")
     print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/busy SM':>15}{'waves':>7}"
           f"{'model ms':>10}{'measured':>10}{'ratio':>7}{'GB/s per busy SM':>18}")
     for M, K in results.shapes(doc):
@@ -706,7 +707,7 @@ def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
             continue
         p = model.predict(st, M, K, r["block"], r["variant"], **inputs)
         print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.first_wave_warps_per_sm:>15.1f}"
-              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}{r['GBps'] / p.res.busy_sms:>18.0f}")
+              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}{4 * K * (M + p.grid) / (r['ms'] * 1e6) / p.res.busy_sms:>18.0f}")
 
 
 def dispatch_look_back(ctx: Context) -> None:

@@ -87,7 +87,9 @@ nb.model_inputs(ctx)
 # different rows, K floats (4 MiB) apart, so the loads of one warp go to 32 different places in A's 8 GiB:
 # each of those load instructions reads 32 unrelated lines, and the model takes its latency from a warp
 # chasing pointers the same way (each lane its own random line: the third latency above), not from one
-# thread. Each lane keeps one 32-byte sector of its row in flight (the next seven floats arrive with the
+# thread. Said plainly: that warp chase was measured in a second run on the H200, after this stage's time
+# had been recorded, because the model with one thread's latency missed it (the look-back shows that
+# version too). It measures the GPU, not this kernel, but it was looked for after the fact. Each lane keeps one 32-byte sector of its row in flight (the next seven floats arrive with the
 # first). And each load instruction touches 32 different 128-byte lines, which the SM's L1 cache looks up
 # about one per clock, so the warp's other loads in a round add L1 time. The model, at the block size the
 # stage table uses (32 threads):
@@ -185,8 +187,7 @@ nb.sweep_model(ctx, "naive")
 # Two regimes show up.
 # - **32 to 128 threads:** the same 64 warps are in flight whatever the block size (2048 threads), so the
 #   bytes in flight do not change, and the time moves by about 10% (the sweep above). Fewer SMs get work as
-#   the block grows (64, 32, 16); at 128 threads the model already finds the L1's line rate of those 16 SMs
-#   the tighter limit.
+#   the block grows (64, 32, 16), but in the model the L1's line rate binds only from 256 threads on.
 # - **256 threads and more:** the 64 warps crowd onto 8, 4, then 2 SMs, and every float of A costs one
 #   cache-line lookup in the L1 of the SM that reads it. If an SM's L1 looks up a fixed number of lines per
 #   clock, halving the number of busy SMs doubles the time. Fitting that rate to the recorded sweep:
@@ -278,7 +279,9 @@ nb.look_back(ctx, upto=1)
 # %% [markdown]
 # The block-size table above shows where the model holds and how far. From 32 to 128 threads it is within
 # the printed ratios, somewhat optimistic, more so as the same 64 warps share fewer SMs (at 128 threads, 4
-# per SM): the *implied latency* grows while the model's round stays fixed. The key input is the latency
+# per SM): the *implied latency* grows while the model's round stays fixed. The assumption that fails there:
+# the model adds each warp's L1 lookups to its own latency as if the warps sharing an SM's L1 never waited
+# for one another. The key input is the latency
 # of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
 # inputs above). Charged one thread's latency instead, the model would miss by about half:
 
@@ -289,7 +292,7 @@ nb.naive_with_thread_latency(ctx)
 # From 256 threads on, the model's ratios are near 1, but that agreement is partly by
 # construction: the L1's rate of one line per clock was fitted to this same sweep. What the fit does show
 # is that one constant accounts for all three of those block sizes. The serial sum is also the least
-# accurate of all the stages.
+# accurate of the stages (notebook 04's stage table prints each stage's error).
 #
 # ## Exercise
 #

@@ -25,7 +25,7 @@
 #
 # **What you will learn here:** `LDG.E.128` in the machine code; alignment and the K % 4 tail; the shuffle's
 # full-mask rule; what each of stage 4's changes is worth, with its spread, and where it is worth nothing;
-# how registers decide how many blocks run at once, and what the waves of blocks that follow cost.
+# how registers decide how many blocks run at once, and how many waves of blocks that leaves.
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
@@ -147,7 +147,7 @@ nb.predict(ctx, "warp_shuffle")
 
 # %% [markdown]
 # At 256 threads stage 3 already had more than enough in flight, so the model expects no gain from loads in
-# flight there; it expects one only where stage 3 was short of bytes in flight: small blocks.
+# flight there; it expects one only where stage 3 was short of bytes in flight: at 32 threads.
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -164,7 +164,8 @@ nb.sass_lines("warp_shuffle", 2, pattern="LDG|SHFL|BAR", limit=20)
 
 # %% [markdown]
 # How many loads of A each variant really issues before its first multiply, counted in its SASS (the model
-# uses these counts, not the source's `LOADS`: with 40 registers, ptxas keeps at most 2 in flight):
+# uses these counts, not the source's `LOADS`; ptxas issues 2 of A before the first multiply at
+# `LOADS` = 2, 4 and 8):
 
 # %%
 nb.loads_in_flight("warp_shuffle")
@@ -216,9 +217,9 @@ nb.steps_table(ctx.recorded, M=2048)
 # - **Two loads in flight** is the large step at 32 and 64 threads. At 32 threads the model said stage 3 was
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio): the loaded latency is higher than the idle one the model
-#   assumes, so more bytes in flight still paid. From 128 threads on, the step shrinks to a percent or to a
-#   tie.
-# - **`__ldcg`** gains 1 to 3% at this shape, beyond the quartiles at each block size.
+#   assumes, so more bytes in flight still paid. From 128 threads on (in this table, up to 256), the step
+#   shrinks to a percent or to a tie.
+# - **`__ldcg`** gains 0.6 to 3% at this shape, beyond the quartiles at each block size.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -277,7 +278,8 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads keep no more in flight than 2: the extra registers buy nothing.
+# loads keep no more in flight than 2. In the sweep, 4 loads are slower than 2 at 128 to 512 threads and
+# faster at 1024 (the ± columns say by how much beyond the spread); the model explains neither.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -295,11 +297,11 @@ print()
 nb.sweep_model(ctx, "warp_shuffle", 4)
 
 # %% [markdown]
-# Where the model is bound by the read ceiling, every wave keeps more bytes in flight than Little's law asks
+# Where the model is bound by the read ceiling, its waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is slower than that by more than a few percent
-# (32 and 64 threads; 4 loads at 128), the model does not explain the difference; the assumption it rests
-# on, a latency that does not grow under load, is the one notebook 02 found wanting. (Once a kernel is
+# (32 and 64 threads; 4 loads at 128; 2 loads at 1024), the model does not explain the difference; the
+# assumption it rests on, a latency that does not grow under load, is the one notebook 02 found wanting. (Once a kernel is
 # ceiling-bound, the *implied latency* column is no longer a latency: the bandwidth is capped, not the
 # waiting.)
 

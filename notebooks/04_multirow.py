@@ -22,8 +22,9 @@
 #
 # **What you will learn here:** when several rows per block pay (short rows) and when they do not (the
 # headline shape, and few rows); registers and spills as rows per block grow; 32-bit offsets, which break
-# one row past the headline shape; which stage to use for which shape; why cuBLAS is slower at the headline
-# shape, from its own kernels and Nsight Compute's counters; and the whole story in one table and one plot.
+# one row past the headline shape; which stage to use for which shape; what cuBLAS does differently at the
+# headline shape, from its own kernels and Nsight Compute's counters; and the whole story in one table and
+# one plot.
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
@@ -82,7 +83,7 @@ nb.build_report("multirow")
 
 # %% [markdown]
 # How many loads of A the compiled code issues before its first multiply, per variant: the source's rows
-# are not the loads in flight (ptxas keeps registers short by issuing them in smaller batches):
+# are not necessarily the loads in flight:
 
 # %%
 nb.loads_in_flight("multirow")
@@ -155,18 +156,22 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 ties with it or trails it slightly.
+#   or near the read ceiling; stage 5 ties with it or trails it slightly (the guide writes "tie" where the
+#   fastest stage's quartiles overlap another's).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above): the cost is per block, and stage 5's rows per block make fewer
 #   blocks.
-# - **Few rows** (M = 16 and M = 1): no stage is good, and stage 5 trails stage 4. Stage 5 packs `rows`
-#   rows into one block, so 16 rows make 8 blocks at 2 rows per block, for 132 SMs: rows per block divides
-#   an already tiny grid. Only splitting K across blocks fixes this: notebook 05. At M = 128, stage 4 (one
-#   block per SM on 128 SMs) is within a few percent of the read ceiling.
+# - **Few rows** (M = 16 and M = 1): no stage is good, and stage 5 trails stage 4 by more than its
+#   smaller grid explains. At M = 16, 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16: at
+#   most a factor of 2, and the gap is larger. Stage 5 also issues 1 load of A before its first use where
+#   stage 4 issues 2 (the SASS counts above), and at M = 1 its one block still loads the only row twice
+#   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only
+#   splitting K across blocks fixes few rows: notebook 05. At M = 128, stage 4 (one block per SM on 128
+#   SMs) is within a few percent of the read ceiling.
 # - **K not a multiple of 4** (K = 4099): only the scalar stages run; notebook 05's dispatcher reads such
 #   rows with float4s too.
 #
-# ## Why torch.matmul is slower here
+# ## What torch.matmul does differently here
 #
 # What torch.matmul launches at the headline shape (torch.profiler: the kernels, their grids and times):
 
@@ -176,8 +181,8 @@ nb.matmul_kernels(ctx)
 # %% [markdown]
 # cuBLAS splits each row into `grid.x` stretches: its first kernel's grid has grid.x × 2048 blocks of 128
 # threads, each summing K / grid.x floats of A with the same stretch of B, and a second kernel adds the
-# partial sums. Its time beyond what reading A at the read ceiling takes, spread over the rounds of resident
-# blocks it needs:
+# partial sums. Its time beyond what reading A at the read ceiling takes, and that excess averaged over the
+# rounds of resident blocks its grid needs (an average, not a measured cost per round):
 
 # %%
 nb.matmul_overhead(ctx)
@@ -194,13 +199,13 @@ nb.matmul_overhead(ctx)
 nb.counters(ctx)
 
 # %% [markdown]
-# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but about
-# 1.8 times the L2 sectors and twice the L1 sectors: each of its blocks reads its own stretch of B, so B
-# crosses the L2 once per row, about as many bytes as A. Two costs are therefore candidates for its extra
-# time: the fixed cost of half a million blocks, and twice the L2 traffic. This notebook does not separate
-# them. Stage 5 shows that L2 traffic is not the whole story either: its 2 rows per block should halve the
-# reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 and hits in the L1 far less often
-# (the same table), and still ties with stage 4 in time.
+# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.78
+# times the L2 sectors (532.4 M against 299.5 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
+# it runs half a million blocks: both are candidates for its extra time, and this notebook does not
+# separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
+# could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 and hits in the L1
+# far less often (the same table), and still ties with stage 4 in time.
 
 # %% [markdown]
 # ## Pitfall: 32-bit offsets

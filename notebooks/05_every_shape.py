@@ -68,8 +68,9 @@ nb.one_kernel_every_shape(ctx)
 #   a busy SM can take any share of the bandwidth its bytes in flight allow, and the *GB/s per busy SM*
 #   column shows what one SM actually pulled.
 # - **One block per SM.** M = 128 rows give 128 SMs one block each and leave 4 idle: the model and the
-#   measurement say that is nearly enough at 1024 threads per block. It fails when the rows are a small
-#   fraction of the SMs (M = 16, M = 1).
+#   measurement say that is nearly enough at 1024 threads per block (the dispatcher's split-K uses
+#   256-thread blocks, for which 128 rows are too few). It fails when the rows are a small fraction of the
+#   SMs (M = 16, M = 1).
 # - **The fixed cost of a block.** At K = 128 each block reads 512 bytes, then reduces across its warps and
 #   retires. The model has no term for that cost and is far too optimistic there (the ratio column); stages
 #   2 to 4 all take about the same time at this shape (notebook 04's shape table), whatever their loads.
@@ -78,7 +79,7 @@ nb.one_kernel_every_shape(ctx)
 #
 # When rows are few, cut each row into `S` stretches, one block each, and add each row's `S` partial sums
 # in a second kernel, in a fixed order: the same bits on every run (no float atomics, whose order changes
-# from run to run). `gemvlab/cuda/split_k.cu`:
+# from run to run; the GPU tests check the bits). `gemvlab/cuda/split_k.cu`:
 
 # %%
 nb.show_source("split_k")
@@ -137,9 +138,10 @@ nb.show_source("rows_per_warp")
 #
 # `gemvlab/dispatch.py`, `choose()`: rows up to 2048 floats go to `rows_per_warp` with G from K; longer rows
 # to `split_k`, one block per row when the rows alone keep at least half of each SM's warp slots busy (enough
-# bytes in flight, by Little's law), else split into stretches for about four waves. Each constant in the
-# rule names the measurement it came from (`tools/explore/h200-dispatch-round1.txt`). Its choices and
-# reasons on every shape of the sweep:
+# bytes in flight: half is the exploration's choice; Little's law alone would ask for fewer), else split
+# into stretches for about four waves. Each constant in `dispatch.py` cites the exploration it came from
+# (`tools/explore/h200-dispatch-round1.txt`, not printed here). Its choices and reasons on every shape of
+# the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -174,7 +176,7 @@ nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
 # Two kinds of miss. **Tiny shapes**, where a whole call takes a few microseconds: gemv's kernel takes
-# about a microsecond longer than cuBLAS's (the list above); this notebook does not take cuBLAS's
+# 1.0 to 1.8 us longer than cuBLAS's (the list above); this notebook does not take cuBLAS's
 # small-shape kernels apart. **Large shapes with short or odd rows, or very few rows** (K = 96, K = 257,
 # M = 3 and M = 64 with odd K): their cause is not established here. They differ from the shapes that pass
 # in more than one way (rows per warp, B read as scalars where it is not aligned like the rows, a scalar
@@ -192,9 +194,11 @@ nb.overhead_table(ctx.recorded)
 
 # %% [markdown]
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
-# call from Python meets the GPU; that is why their kernel times are longer than the sweep's, whose launches
-# follow each other. The *host us/call* column is the Python side alone, for calls made back to back: at
-# 1024 × 1024 it is longer than the kernel, so a loop of such calls is bound by Python, not by the GPU.
+# call from Python meets the GPU. Their kernel times are longer than the same kernels' in the sweep above,
+# timed under other conditions (an L2 flush just before each launch); this notebook does not separate why.
+# The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
+# longer than that kernel's time in the sweep (8.1 us), so back-to-back calls of that size would spend
+# more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
@@ -219,7 +223,8 @@ nb.shape_slider(ctx)
 # %% [markdown]
 # ## Looking back
 #
-# The model's time for each chosen plan (with a fixed cost per launch, measured) beside the measurement:
+# The model's time for each chosen plan, plus a fixed cost per launch (taken from this same run's smallest
+# shape, so not an independent input), beside the measurement:
 
 # %%
 nb.dispatch_look_back(ctx)

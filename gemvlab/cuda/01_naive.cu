@@ -9,10 +9,12 @@
 //    that each hold up to 64 warps: few bytes are in flight. With 256 threads
 //    per block or more, the warps crowd onto 8, 4 or 2 SMs, whose L1 caches
 //    look up one cache line per clock for 32 lines per load instruction: the
-//    block size moves the time 6x (notebook 01 measures and models both);
+//    block size moves the time 6x (notebook 01 measures it and models it with
+//    an L1 rate fitted to that same sweep);
 //  * it adds K float32 terms one after another, so rounding error grows with K
 //    (1.5e-4 relative error at K = 2^20 on the H200, against under 1e-7 for
-//    the later stages' trees: notebook 01 prints both).
+//    the later stages' trees: notebook 01 prints the serial sum's and a tree's
+//    on the CPU, notebook 04 the stages').
 #include <cuda_runtime.h>
 
 __global__ void gemv_naive(const float* __restrict__ A, const float* __restrict__ B,

@@ -20,9 +20,11 @@
 //    every block. A plain load caches A's lines in the SM's L1, where they can
 //    push out lines of B that other blocks on the SM will read. __ldcg ("cache
 //    global") loads A without caching it in the L1 (the load still passes
-//    through it). At the headline shape B's share of L1 hits rose from 41% to
-//    43%; at 16 or 128 rows the hint cost about 1% (notebook 03). B's loads
-//    stay plain.
+//    through it). At the headline shape the L1 hit rate over all sectors rose
+//    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
+//    it gained 0.6 to 3% there, cost 0.6 to 0.8% at 16 rows and at 128 rows
+//    with 256 threads, and tied at 128 rows with 1024 (notebooks 03 and 04).
+//    B's loads stay plain.
 //
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
 // registers, so 2048 threads fit; at LOADS = 4 it needs 40, and registers are

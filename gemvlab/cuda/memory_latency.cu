@@ -5,8 +5,9 @@
 // address depends on the previous load: exactly one load is ever in flight, and the time per
 // step is the latency. The chain visits the buffer's 128-byte lines in a random order, so
 // neither the caches' neighbours nor a prefetcher help; __ldcg skips the L1. With a buffer
-// four times the L2, about a quarter of the lines are still in the L2 when the chain comes
-// back to them; over all of A (8 GiB), fewer than 1%: that is the latency the model uses. With
+// four times the L2, at most about a quarter of the lines can still be in the L2 when the chain
+// comes back to them (an estimate from the sizes, not measured); over all of A (8 GiB), at most
+// 1%: that is the latency the model uses. With
 // a buffer a fraction of the L2, the loads go to the L2.
 // The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
 #include <cuda_runtime.h>

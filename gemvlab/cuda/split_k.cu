@@ -11,8 +11,9 @@
 // either way it takes rows that start anywhere (any_alignment.cuh).
 //
 // Block b works on stretch s = b / M of row r = b % M: consecutive blocks share a stretch, so
-// the blocks running at the same moment read the same stretch of B, which the L2 then holds
-// for all of them, even when B (K floats) is larger than the L2 itself.
+// the blocks running at the same moment read the same stretch of B, so that the L2 can hold it
+// for all of them even when B (K floats) is larger than the L2 itself (the intent; not
+// measured with counters here).
 //
 // Deterministic: no float atomics. Each stretch's sum goes to partials[r * SPLITS + s]; the
 // reduce kernel adds a row's partials in one fixed order, so the same inputs give the same
