@@ -157,7 +157,7 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
         least = min(most, -(-4 * K // int(B_SHARE_OF_L2 * l2_bytes)))
         why.append(f"B ({4 * K / 2**20:.0f} MiB) is more than {B_SHARE_OF_L2:.0%} of the L2 "
                    f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
-                   f"stretch of B find it in the L2")
+                   f"stretch of B can find it in the L2")
     if warps_per_sm >= BUSY_WARPS * max_warps and least == 1:
         why.append(f"{M:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
                    f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose): one block per row")

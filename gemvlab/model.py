@@ -62,6 +62,15 @@ def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
     return n, f"{n} of A issued before the first use (the SASS: {len(loads)} loads, then a multiply)"
 
 
+def loads_written(stage, variant: int | None = None) -> int | None:
+    """The independent float4 loads of A per lane per trip that a kernel's source writes (what
+    ptxas issues before the first use can be fewer: `a_loads_in_flight` counts it in the SASS)."""
+    st = get_stage(stage)
+    v = st.default_variant if variant is None else variant
+    return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
+            "read_ceiling": 2, "split_k": v // 2 if v else 2, "rows_per_warp": 4}.get(st.name)
+
+
 def traffic(stage, variant: int | None = None) -> Traffic:
     """The loads in flight per warp for a stage's kernel: the pattern from its code, the count of
     loads actually issued before the first use from its SASS."""
@@ -75,8 +84,7 @@ def traffic(stage, variant: int | None = None) -> Traffic:
                        scattered=True)
     if st.name == "coalesced":
         return Traffic(32 * 4, 2, "1 load of 4 bytes per lane: 128 bytes per warp")
-    written = {"vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v, "read_ceiling": 2,
-               "split_k": v // 2 if v else 2, "rows_per_warp": 4}.get(st.name)
+    written = loads_written(st, v)
     if written is None:
         raise ValueError(f"no traffic model for {st.name}")
     n, why = a_loads_in_flight(st, v if st.variant_name else None)

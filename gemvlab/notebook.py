@@ -200,7 +200,7 @@ def model_inputs(ctx: Context) -> None:
     if mem.get("far_latency_ns"):
         print(f"memory latency, one dependent load at a time, random 128-byte lines over {mem['far_bytes'] / 2**30:.0f} GiB "
               f"(at most {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
-              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses")
+              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses for coalesced loads")
         print(f"  over 256 MiB instead: {mem['dram_latency_ns']:.0f} ns ({mem['dram_latency_cycles']:.0f} SM clocks at "
               f"{mem['sm_clock_mhz']} MHz); at most about {l2 / 2**28:.0%} of those loads can hit the L2 (its share of the buffer, not measured)")
     else:
@@ -454,6 +454,7 @@ def steps_table(doc: dict, M: int) -> None:
         print(f"no steps study at M = {M} in this results file")
         return
     K = rows[0]["K"]
+    drift = results.run_drift(doc)
     print(f"M = {M:,}, K = {K:,}: median ms [quartiles], each step against the one above  [{results.label(doc)}]")
     for block in sorted({r["block"] for r in rows}):
         prev = None
@@ -462,15 +463,15 @@ def steps_table(doc: dict, M: int) -> None:
             label = STEP_LABELS.get((r["stage"], r["variant"]), r["stage"])
             verdict = ""
             if prev:
-                verdict = _step_verdict(prev, r)
+                verdict = _step_verdict(prev, r, drift)
             print(f"    {label:<24}{r['ms']:>9.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
             prev = r
 
 
-def _step_verdict(before: dict, after: dict) -> str:
+def _step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     from .table import step_verdict
 
-    return step_verdict(before, after)
+    return step_verdict(before, after, drift)
 
 
 # ---- what torch.matmul runs, and the counters ------------------------------------------------
@@ -819,7 +820,7 @@ def loads_in_flight(stage) -> None:
     for v in (st.variants if st.variant_name else (None,)):
         loads = loads_before_first_use(text, st.kernel_name(v)) or []
         a = sum("STRONG.GPU" in x for x in loads) or len(loads) // 2
-        written = v if st.name in ("warp_shuffle", "warp_shuffle_l1", "multirow") else 1
+        written = model.loads_written(st, v)
         print(f"{st.kernel_name(v):<30}{written:>15}{a:>20} of A  ({len(loads)} loads in all)")
 
 
@@ -837,6 +838,10 @@ def twice(doc: dict) -> None:
             continue
         print(f"{name:<16}{a['ms']:>9.3f} [{a['q25_ms']:.3f}-{a['q75_ms']:.3f}]{b['ms']:>9.3f} "
               f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")
+    drift = results.run_drift(doc)
+    if drift is not None:
+        print(f"the ratio between two of gemvlab's kernels (or the read ceiling) moved by up to {drift:.1%} "
+              f"between the two")
 
 
 def naive_with_thread_latency(ctx: Context) -> None:
@@ -846,6 +851,11 @@ def naive_with_thread_latency(ctx: Context) -> None:
     t = next(t for t in stage_table(ctx.doc) if t["stage"] == "naive")
     p = model.predict("naive", ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], t["block"], None, **inputs)
     full = ctx.predictions.get("naive") or predict(ctx, "naive", quiet=True)
-    print(f"round per warp with one thread's latency: {p.round_ns:.0f} ns -> predicted {p.ms:.1f} ms "
-          f"(measured {t['ms']:.1f}: {t['ms'] / p.ms:.2f}x); with the warp's: {full.round_ns:.0f} ns -> "
-          f"{full.ms:.1f} ms ({t['ms'] / full.ms:.2f}x)  [{ctx.label}]")
+    print(f"measured: {t['ms']:.1f} ms  [{ctx.label}]")
+    print(f"  one thread's latency, {p.latency_ns:.0f} ns, + L1 time for all {p.l1_lines_timed} lines: round "
+          f"{p.round_ns:.0f} ns -> predicted {p.ms:.1f} ms (measured/predicted {t['ms'] / p.ms:.2f}x)")
+    print(f"  the warp's latency, {full.latency_ns:.0f} ns, + L1 time for the {full.l1_lines_timed} lines not already "
+          f"inside it: round {full.round_ns:.0f} ns -> {full.ms:.1f} ms ({t['ms'] / full.ms:.2f}x)")
+    if full.bound == "bytes in flight":  # then the time scales with the round
+        bare = full.ms * full.latency_ns / full.round_ns
+        print(f"  the warp's latency alone, without the fitted L1 time: {bare:.1f} ms ({t['ms'] / bare:.2f}x)")

@@ -30,17 +30,19 @@ def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     return out
 
 
-def step_verdict(before: dict, after: dict) -> str:
+def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
-    only when the interquartile ranges do not overlap, "tie" otherwise."""
+    only when the interquartile ranges do not overlap, "tie" otherwise; with `drift` (how far
+    ratios moved between runs, `results.run_drift`), a smaller step is marked as not shown to repeat."""
     ratio = before["ms"] / after["ms"]
     spec = ".2f" if abs(ratio - 1) >= 0.01 else ".3f"
     if after.get("q75_ms") is None or before.get("q25_ms") is None:
         return f"{ratio:{spec}}x"
+    small = f", within the {drift:.1%} by which ratios moved between runs" if drift and abs(ratio - 1) <= drift else ""
     if after["q75_ms"] < before["q25_ms"]:
-        return f"{ratio:{spec}}x faster"
+        return f"{ratio:{spec}}x faster{small}"
     if after["q25_ms"] > before["q75_ms"]:
-        return f"{1 / ratio:{spec}}x slower"
+        return f"{1 / ratio:{spec}}x slower{small}"
     return f"tie ({ratio:.3f}x, quartiles overlap)"
 
 

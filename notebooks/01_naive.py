@@ -22,7 +22,8 @@
 #
 # **What you will learn here**
 # - the two numbers to work out before writing any kernel: the bytes that must move, and the floor time they imply;
-# - a model that predicts a kernel's time from what it keeps in flight (Little's law), made before measuring;
+# - a model that predicts a kernel's time from what it keeps in flight (Little's law), shown before the
+#   measurement (for this first stage, two of its inputs were chosen after it was measured: said where);
 # - a first kernel that is correct and slow, and why: too few bytes in flight, and an L1 cache that looks up
 #   one cache line per clock when every lane of a warp reads a different row;
 # - what a CUDA kernel does with CPU pointers, and why one faulting launch breaks every CUDA call after it.
@@ -85,14 +86,18 @@ nb.model_inputs(ctx)
 # %% [markdown]
 # One thread per row gives M = 2048 threads, 64 warps. At each step the 32 threads of a warp read 32
 # different rows, K floats (4 MiB) apart, so the loads of one warp go to 32 different places in A's 8 GiB:
-# each of those load instructions reads 32 unrelated lines, and the model takes its latency from a warp
-# chasing pointers the same way (each lane its own random line: the third latency above), not from one
-# thread. Said plainly: that warp chase was measured in a second run on the H200, after this stage's time
-# had been recorded, because the model with one thread's latency missed it (the look-back shows that
-# version too). It measures the GPU, not this kernel, but it was looked for after the fact. Each lane keeps one 32-byte sector of its row in flight (the next seven floats arrive with the
-# first). And each load instruction touches 32 different 128-byte lines, which the SM's L1 cache looks up
-# about one per clock, so the warp's other loads in a round add L1 time. The model, at the block size the
-# stage table uses (32 threads):
+# each of those load instructions reads 32 unrelated lines. The model takes its latency from a warp chasing
+# pointers in a similar pattern (each lane its own random line: the third latency above); the naive warp's
+# lanes are exactly 4 MiB apart instead, and the model assumes that makes no difference. Each lane keeps one
+# 32-byte sector of its row in flight (the next seven floats arrive with the first). And each load
+# instruction touches 32 different 128-byte lines, which the SM's L1 cache looks up at a rate fitted to this
+# notebook's block-size sweep (one line per clock, below), so the warp's other loads in a round add L1 time.
+#
+# Said plainly, this stage's model was fitted after the fact in both of those inputs: the warp chase was
+# measured in a second run on the H200, after this stage's time had been recorded, because the model with
+# one thread's latency missed it; and the L1 rate comes from the same sweep it then explains. So what follows
+# is an explanation checked for consistency, not a blind prediction; the look-back shows what each input
+# contributes. The model, at the block size the stage table uses (32 threads):
 
 # %%
 nb.predict(ctx, "naive")
@@ -108,7 +113,8 @@ nb.show_source("naive")
 # %% [markdown]
 # The launcher at the bottom is what Python calls (through `ctypes`, with device pointers). It launches
 # `ceil(M / block)` blocks and checks `cudaGetLastError()` at once, which catches a bad launch
-# configuration. It cannot catch a fault inside the kernel: the kernel has not run yet when it returns.
+# configuration. It cannot catch a fault inside the kernel: the launch returns without waiting for the
+# kernel, so a fault while it runs is reported by a later call that waits for the GPU (the pitfalls below).
 #
 # ## Building it
 #
@@ -122,11 +128,12 @@ nb.build_report("naive")
 # The loads in the machine code (SASS). `LDG` is a global load; `.E` means a 64-bit address, and no size
 # suffix means 32 bits: one float per thread per instruction. `.CONSTANT` marks the read-only path, which
 # the compiler may use because the pointers are `const __restrict__`. The compiler unrolled the loop four
-# times: four loads of A (one pointer) and four of B (the other) per trip, all issued before the sums that
-# use them.
+# times: four loads of A (one pointer) and four of B (the other) per trip; the count below says how many
+# are issued before the first sum uses one.
 
 # %%
 nb.sass_lines("naive", pattern="LDG")
+nb.loads_in_flight("naive")
 
 # %% [markdown]
 # ## Is it correct?
@@ -170,8 +177,9 @@ nb.sweep_span(ctx.recorded, "naive")
 
 # %% [markdown]
 # With one thread per row the grid has only `ceil(2048 / block)` blocks. The occupancy calculator says how
-# many blocks *could* share an SM; the grid says how many exist. Here the grid decides everything: every
-# block lands on an SM of its own, and the rest of the 132 SMs get nothing.
+# many blocks *could* share an SM; the grid says how many exist. Here the grid sets how many warps are
+# resident: with at most 64 blocks for 132 SMs, the model assumes each block gets an SM of its own and the
+# rest get nothing (where the scheduler really places blocks is not measured here).
 
 # %%
 nb.occupancy_table("naive", recorded=ctx.recorded)
@@ -271,19 +279,20 @@ nb.pitfall(ctx, "sanitizer")
 # %% [markdown]
 # ## Looking back at the prediction
 #
-# The model's prediction, made before the table above was shown, beside the measurement:
+# The model's prediction, shown before the table above (with the two inputs chosen after the fact, as said
+# there), beside the measurement:
 
 # %%
 nb.look_back(ctx, upto=1)
 
 # %% [markdown]
-# The block-size table above shows where the model holds and how far. From 32 to 128 threads it is within
-# the printed ratios, somewhat optimistic, more so as the same 64 warps share fewer SMs (at 128 threads, 4
+# The block-size table above shows where the model holds and how far. From 32 to 128 threads it is 1.07 to
+# 1.18 times optimistic (the ratio column), more so as the same 64 warps share fewer SMs (at 128 threads, 4
 # per SM): the *implied latency* grows while the model's round stays fixed. The assumption that fails there:
 # the model adds each warp's L1 lookups to its own latency as if the warps sharing an SM's L1 never waited
 # for one another. The key input is the latency
 # of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
-# inputs above). Charged one thread's latency instead, the model would miss by about half:
+# inputs above). What each input contributes, against the measurement:
 
 # %%
 nb.naive_with_thread_latency(ctx)

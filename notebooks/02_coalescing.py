@@ -152,9 +152,10 @@ nb.sweep_model(ctx, "coalesced")
 # bytes in flight double each time, then changes by a few percent once every SM holds its 64 warps. The
 # model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
 # column is Little's law run backwards from the measurement: the latency at which these bytes in flight
-# would give the measured bandwidth. It sits above the chased latency, and rises with the bytes in flight.
-# The model's assumption of one fixed latency is what failed; queueing in the memory system is the usual
-# reason a loaded latency grows, but it is not measured here. Either way, stage 2 is short of bytes in
+# would give the measured bandwidth: the model's miss expressed as a latency, not a measured one. It sits
+# above the chased latency, and rises with the bytes in flight. Two candidates, neither measured here: the
+# latency grows under load (queueing in the memory system is the usual reason), or a warp spends time
+# between its loads that the model leaves out (its loads of B, its arithmetic). Either way, stage 2 is short of
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more
 # bytes in flight per warp.
 
@@ -229,12 +230,12 @@ nb.pitfall(ctx, "racecheck")
 nb.look_back(ctx, upto=2)
 
 # %% [markdown]
-# Stage 2's prediction is short of the measurement by about the same factor as the sweep above: the
-# model's assumption that failed here is a fixed latency. The implied latency is above the idle one the
-# pointer chase measured, and a kernel with few bytes in flight per warp feels every nanosecond of it. Even
-# at 32 threads, with a fifth of the bytes in flight Little's law asks for, the implied latency is above the
-# chased one: the model also leaves out whatever else a warp does between its loads (its loads of B, its
-# arithmetic), which this notebook does not separate.
+# Stage 2's prediction is short of the measurement by about the same factor as the sweep above. What
+# failed is the model's round: one fixed latency per load and nothing else. Even at 32 threads, with under
+# a fifth of the bytes in flight Little's law asks for (0.25 of 1.41 MiB), the implied latency is above the
+# chased one, where little queueing is expected: so the time a warp spends between its loads (its loads of
+# B, its arithmetic) is a candidate as much as a latency that grows under load. This notebook separates
+# neither.
 #
 # ## Exercises
 #

@@ -205,7 +205,8 @@ nb.compare_rows(ctx.doc, "vectorized", "warp_shuffle")
 #
 # The same launches, one change at a time: stage 3; stage 4 with one load in flight and A through the L1
 # (stage 3 with only the shuffle reduction); then 2 loads in flight; then `__ldcg`. All at once, round-robin,
-# at small blocks of the headline shape (where stage 3 is short of warps) and at 256 threads:
+# at small blocks of the headline shape (32 and 64 threads, where stage 3 has fewer warps per SM), at 128,
+# and at 256 threads:
 
 # %%
 nb.steps_table(ctx.recorded, M=2048)
@@ -216,10 +217,12 @@ nb.steps_table(ctx.recorded, M=2048)
 #   block reduces once, at the end of a 4 MiB row, so the tree's barriers cost next to nothing at this shape.
 # - **Two loads in flight** is the large step at 32 and 64 threads. At 32 threads the model said stage 3 was
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
-#   (the sweep tables below print the ratio): the loaded latency is higher than the idle one the model
-#   assumes, so more bytes in flight still paid. From 128 threads on (in this table, up to 256), the step
+#   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
+#   fixed round leaves out (notebook 02), more loads in flight covered part of it. From 128 threads on (in this table, up to 256), the step
 #   shrinks to a percent or to a tie.
-# - **`__ldcg`** gains 0.6 to 3% at this shape, beyond the quartiles at each block size.
+# - **`__ldcg`** gains 1.6 to 3% at 32, 128 and 256 threads, beyond the quartiles and beyond how far ratios
+#   moved between two runs of the same record (the drift, printed below); at 64 threads its 0.6% is within
+#   that drift.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -231,9 +234,10 @@ nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep as many bytes in flight as they can. `__ldcg` costs about 1% here (beyond the
-# quartiles at M = 16, and at M = 128 with 256 threads), where it gained 1 to 3% at the headline shape: a
-# hint that pays at one shape can cost at another. These shapes are where one block per row is the wrong
+# busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.6 to 0.8% slower here
+# (beyond the quartiles at M = 16, and at M = 128 with 256 threads; a tie at M = 128 with 1024), where it
+# gained 1.6 to 3% at most block sizes of the headline shape. These costs are about the size of the drift
+# between runs: this run shows them, it does not show that they repeat. These shapes are where one block per row is the wrong
 # design altogether (notebook 05).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
@@ -279,7 +283,8 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads keep no more in flight than 2. In the sweep, 4 loads are slower than 2 at 128 to 512 threads and
-# faster at 1024 (the ± columns say by how much beyond the spread); the model explains neither.
+# faster at 1024 (the ± columns say by how much beyond the spread). The model below explains the
+# 512-thread case (its last wave, mostly empty, at the ceiling's rate) and not 128, 256 or 1024.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -301,7 +306,8 @@ nb.sweep_model(ctx, "warp_shuffle", 4)
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is slower than that by more than a few percent
 # (32 and 64 threads; 4 loads at 128; 2 loads at 1024), the model does not explain the difference; the
-# assumption it rests on, a latency that does not grow under load, is the one notebook 02 found wanting. (Once a kernel is
+# assumption in question is notebook 02's: a fixed round per load, with no growth under load and no other
+# work between loads. (Once a kernel is
 # ceiling-bound, the *implied latency* column is no longer a latency: the bandwidth is capped, not the
 # waiting.)
 
@@ -316,7 +322,7 @@ nb.block_slider(ctx, "warp_shuffle")
 nb.look_back(ctx, upto=4)
 
 # %% [markdown]
-# Stages 3 and 4 were predicted at the read ceiling and came within the printed ratios of it. The last few
+# Stages 3 and 4 were predicted at the read ceiling and measured 1.02 to 1.03 times its time. The last few
 # percent between them and the read-only pass are not in the model, and not separated here.
 #
 # ## Exercise

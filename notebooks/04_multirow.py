@@ -57,8 +57,9 @@ nb.two_numbers(ctx)
 # %% [markdown]
 # ## The model, before measuring
 #
-# At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, every read of B can hit the L2,
-# so reusing B can at best save L2 and L1 traffic, not memory bytes. The model counts only A's bytes in
+# At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
+# reusing B saves mostly L2 and L1 traffic. The memory bytes it could save are B's re-reads from DRAM: in
+# the counters further down, each kernel reads 30 to 60 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -223,13 +224,15 @@ for row in (2047, 2048):
     print(f"row {row}: row * K = {row * K:,}; as a 32-bit int: {int(as_int):,}")
 
 # %% [markdown]
-# A kernel written that way (`gemvlab/cuda/pitfalls/int32_offsets.cu`) at M = 2048 and at M = 2049: the wrapped offset points 8 GiB *before* A:
+# A kernel written that way (`gemvlab/cuda/pitfalls/int32_offsets.cu`) at M = 2048 and at M = 2049: the
+# wrapped offset points 8 GiB *before* A ("last row off by" is the last row's relative error):
 
 # %%
 nb.pitfall(ctx, "int32_offsets")
 
 # %% [markdown]
-# Every gemvlab kernel computes offsets in 64-bit (`(long long)blockIdx.x * K`), and the test suite checks the last row at M = 2049.
+# Every gemvlab kernel computes offsets in 64-bit (`(long long)blockIdx.x * K`); the GPU tests in
+# `tests/` (not run in this notebook) check the last row at M = 2049.
 
 # %% [markdown]
 # ## Looking back at the predictions

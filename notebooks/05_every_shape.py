@@ -79,7 +79,7 @@ nb.one_kernel_every_shape(ctx)
 #
 # When rows are few, cut each row into `S` stretches, one block each, and add each row's `S` partial sums
 # in a second kernel, in a fixed order: the same bits on every run (no float atomics, whose order changes
-# from run to run; the GPU tests check the bits). `gemvlab/cuda/split_k.cu`:
+# from run to run; the GPU tests in `tests/`, not run here, check the bits). `gemvlab/cuda/split_k.cu`:
 
 # %%
 nb.show_source("split_k")
@@ -112,8 +112,10 @@ Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
 
 # %% [markdown]
 # B is read at the same columns as A. Where B is aligned exactly where every row of A is, its body is float4s
-# too; otherwise four scalar loads per float4 of A (B comes from the L1 or L2: this costs instructions, not
-# DRAM bandwidth). What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
+# too; otherwise four scalar loads per float4 of A. Where many rows share B, B comes mostly from the L1 or
+# L2, and the scalar path costs instructions and L1 lookups (each scalar load's lanes are 16 bytes apart),
+# not DRAM bytes; where rows are few, B is read from DRAM like A. What it costs in time is not separated
+# here. What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
 # (CPU tensors are enough: `explain` needs no GPU):
 
 # %%
@@ -132,6 +134,17 @@ print(lab.explain(big[:, 1:], torch.empty(4099, 1)))
 
 # %%
 nb.show_source("rows_per_warp")
+
+# %% [markdown]
+# What ptxas made of both dispatcher kernels: registers (which set how many blocks fit on an SM), and the
+# float4 loads of A each source writes per trip against those the SASS issues before the first use (the
+# model uses the SASS count):
+
+# %%
+for kernel in ("split_k", "rows_per_warp"):
+    nb.build_report(kernel)
+    nb.loads_in_flight(kernel)
+    print()
 
 # %% [markdown]
 # ## The rule
@@ -203,8 +216,8 @@ nb.overhead_table(ctx.recorded)
 # %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
 # `torch.ops.gemvlab.gemv`, with a fake implementation (the output's shape, for the compiler) and a backward
-# (the GPU tests, `tests/test_gpu_dispatch.py`, run it under `torch.compile`, in a captured CUDA graph and
-# through autograd):
+# (the GPU tests in `tests/test_gpu_dispatch.py`, not run in this notebook, run it under `torch.compile`,
+# in a captured CUDA graph and through autograd):
 
 # %%
 A = torch.empty(7, 33, device="meta")
@@ -230,8 +243,8 @@ nb.shape_slider(ctx)
 nb.dispatch_look_back(ctx)
 
 # %% [markdown]
-# Every chosen plan on the sweep is predicted at the read ceiling, and each measurement lands within the
-# printed ratio of it: the rule keeps enough bytes in flight on every shape of the sweep. The shapes that
+# The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
+# to 1.08 times its time (the ratio column), the largest at the shortest rows (K = 128 and K = 4099). The shapes that
 # miss their bar (above) are where this model, without a per-block cost or a per-SM limit, has nothing to
 # say.
 #

@@ -22,8 +22,9 @@
 //    global") loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
-//    it gained 0.6 to 3% there, cost 0.6 to 0.8% at 16 rows and at 128 rows
-//    with 256 threads, and tied at 128 rows with 1024 (notebooks 03 and 04).
+//    it gained 1.6 to 3% at 32, 128 and 256 threads. At 16 and 128 rows it was
+//    0.6 to 0.8% slower or tied, differences about the size of the drift
+//    between runs (notebook 03).
 //    B's loads stay plain.
 //
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32

@@ -8,18 +8,22 @@
 //   body: whole float4s from that boundary on, LOADS independent loads per lane per trip
 //         (LDG.E.128; how many ptxas issues before their first use, the SASS says);
 //   tail: the 0 to 3 floats after the last whole float4.
-// The head and tail are at most 6 of the stretch's floats, so an unaligned row adds at most 6
-// scalar loads per stretch (what that costs in time is not measured apart from the rest).
+// The head and tail are at most 6 of the stretch's floats, so they add at most 6 scalar loads
+// of A, and as many of B, per stretch (a stretch whose length is not a multiple of 4 has a tail
+// even when aligned). What that costs in time is not measured apart from the rest.
 //
 // B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
 // as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
-// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads: B
-// is shared by every row and comes from the L1 or the L2, so this costs load instructions
-// rather than DRAM bytes (what it costs in time, notebook 05's shape tables measure per shape).
+// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads
+// (each with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Where many
+// rows share B it comes mostly from the L1 or the L2, so this costs instructions and lookups
+// rather than DRAM bytes; where rows are few, B is read from DRAM like A. Its cost in time is
+// not separated from the rest.
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
 // out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: it
-// gained at 2048 rows and cost under 1% at 16 and 128 rows; not measured here separately).
+// gained 1.6 to 3% at most block sizes with 2048 rows; at 16 and 128 rows it was under 1%
+// slower, about the drift between runs. Not measured separately for these kernels).
 #pragma once
 #include <cuda_runtime.h>
 

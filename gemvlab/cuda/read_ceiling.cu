@@ -3,8 +3,8 @@
 // the same run as the stages, is the "read ceiling" every stage is compared
 // with (vs_ceiling = ceiling ms / stage ms).
 //
-// Two ways to walk A, because neither is fastest on every shape (measured on
-// the H200, tools/explore/h200-round3.txt):
+// Two ways to walk A, because neither was fastest on every shape (measured on
+// the H200, tools/explore/h200-round3.txt; the notebooks do not print it):
 //  * read_rows: one block per row, the block striding along its row: the
 //    GEMV stages' own pattern, minus B. Fastest where rows are long.
 //  * read_grid: A as one flat array, a fixed grid striding over all of it.
