@@ -737,10 +737,10 @@ def overhead_table(doc: dict) -> None:
     if not rows:
         print("no per-call timing recorded")
         return
-    print(f"{'M x K':>13}{'kernel us':>11}{'gemv call us':>14}{'added us':>10}{'torch.matmul us':>17}"
+    print(f"{'M x K':>13}{'launch alone us':>17}{'gemv call us':>14}{'added us':>10}{'torch.matmul us':>17}"
           f"{'host us/call':>14}   [{results.label(doc)}]")
     for r in rows:
-        print(f"{r['M']:>6} x {r['K']:<5}{r['kernel_us']:>11.1f}{r['gemv_us']:>14.1f}{r['added_us']:>10.1f}"
+        print(f"{r['M']:>6} x {r['K']:<5}{r['kernel_us']:>17.1f}{r['gemv_us']:>14.1f}{r['added_us']:>10.1f}"
               f"{r['torch_us']:>17.1f}{r['host_us_per_call']:>14.1f}")
 
 

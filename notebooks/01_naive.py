@@ -239,8 +239,9 @@ nb.pitfall(ctx, "cpu_pointers")
 # %% [markdown]
 # ## Pitfall: errors arrive late, and they stick
 #
-# A launch returns before the kernel runs. A fault inside the kernel is reported by whatever CUDA call
-# synchronizes next (`torch.cuda.synchronize()`, `.item()`, a copy to the CPU), and from then on the CUDA
+# A launch returns before the kernel runs. A fault inside the kernel is reported by the first CUDA call that
+# checks for errors after the fault, at the latest the next one that synchronizes (`torch.cuda.synchronize()`,
+# `.item()`, a copy to the CPU), and from then on the CUDA
 # context is broken: **every** later CUDA call in that process fails with the same error, however innocent.
 # The only cure is a new process. Here the naive kernel is told M is far larger than A:
 
@@ -288,9 +289,10 @@ nb.look_back(ctx, upto=1)
 # %% [markdown]
 # The block-size table above shows where the model holds and how far. From 32 to 128 threads it is 1.07 to
 # 1.18 times optimistic (the ratio column), more so as the same 64 warps share fewer SMs (at 128 threads, 4
-# per SM): the *implied latency* grows while the model's round stays fixed. The assumption that fails there:
-# the model adds each warp's L1 lookups to its own latency as if the warps sharing an SM's L1 never waited
-# for one another. The key input is the latency
+# per SM): the *implied latency* grows while the model's round stays fixed. One candidate for that growth,
+# not measured here: the model adds each warp's L1 lookups to its own latency as if the warps sharing an
+# SM's L1 never waited for one another. It cannot explain the 7% at 32 threads, where each busy SM holds
+# one warp; that part is unexplained. The key input is the latency
 # of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
 # inputs above). What each input contributes, against the measurement:
 

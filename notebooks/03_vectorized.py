@@ -20,8 +20,8 @@
 # - **Stage 3, vectorized:** each thread loads a `float4` (16 bytes) from A and from B: four times the bytes
 #   per load instruction. The catch: a float4 address must be a multiple of 16.
 # - **Stage 4, warp shuffle:** three changes at once: the reduction moves into registers
-#   (`__shfl_down_sync`), each thread keeps several independent loads in flight, and A's loads skip the L1
-#   cache. This notebook measures each change on its own.
+#   (`__shfl_down_sync`), each thread keeps several independent loads in flight, and A's lines are not
+#   cached in the L1. This notebook measures one change at a time, each on top of the ones before.
 #
 # **What you will learn here:** `LDG.E.128` in the machine code; alignment and the K % 4 tail; the shuffle's
 # full-mask rule; what each of stage 4's changes is worth, with its spread, and where it is worth nothing;
@@ -282,9 +282,10 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads keep no more in flight than 2. In the sweep, 4 loads are slower than 2 at 128 to 512 threads and
-# faster at 1024 (the ± columns say by how much beyond the spread). The model below explains the
-# 512-thread case (its last wave, mostly empty, at the ceiling's rate) and not 128, 256 or 1024.
+# loads keep no more in flight than 2. In the sweep, 4 loads are slower than 2 at 128 threads (by 6%) and
+# at 512 (0.9%), within the drift between runs at 256 (0.7%), and 0.9% faster at 1024. The model below
+# explains the 512-thread case: its sixth wave is 17% full and keeps too few bytes in flight to read at the
+# ceiling (the wave-by-wave view at the end of the next cell). It does not explain 128 or 1024.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -300,16 +301,19 @@ print()
 nb.sweep_model(ctx, "warp_shuffle", 2)
 print()
 nb.sweep_model(ctx, "warp_shuffle", 4)
+print()
+nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 
 # %% [markdown]
 # Where the model is bound by the read ceiling, its waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
-# and the model predicts the ceiling. Where the measurement is slower than that by more than a few percent
-# (32 and 64 threads; 4 loads at 128; 2 loads at 1024), the model does not explain the difference; the
-# assumption in question is notebook 02's: a fixed round per load, with no growth under load and no other
-# work between loads. (Once a kernel is
-# ceiling-bound, the *implied latency* column is no longer a latency: the bandwidth is capped, not the
-# waiting.)
+# and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
+# at 32 threads, bound by bytes in flight in the model, and at 64; stage 4 at 32 threads; 4 loads at 128;
+# 2 loads at 1024), the model does not explain the difference; the assumption in question is notebook 02's:
+# a fixed round per load, with no growth under load and no other work between loads. (Once a kernel is
+# ceiling-bound, the *implied latency* is the wait that the model's bytes in flight would imply at the
+# measured bandwidth, queueing included: it no longer says anything about the idle latency, or whether
+# more bytes in flight would help.)
 
 # %%
 # NBVAL_IGNORE_OUTPUT

@@ -167,8 +167,9 @@ nb.which_kernel(ctx.recorded)
 #   most a factor of 2, and the gap is larger. Stage 5 also issues 1 load of A before its first use where
 #   stage 4 issues 2 (the SASS counts above), and at M = 1 its one block still loads the only row twice
 #   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only
-#   splitting K across blocks fixes few rows: notebook 05. At M = 128, stage 4 (one block per SM on 128
-#   SMs) is within a few percent of the read ceiling.
+#   splitting K across blocks fixes few rows: notebook 05. At M = 128, stage 4 (128 blocks for 132 SMs:
+#   one each, if the scheduler spreads them, which is not measured) is within a few percent of the read
+#   ceiling.
 # - **K not a multiple of 4** (K = 4099): only the scalar stages run; notebook 05's dispatcher reads such
 #   rows with float4s too.
 #

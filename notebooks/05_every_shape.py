@@ -67,7 +67,8 @@ nb.one_kernel_every_shape(ctx)
 #   block's warps. M = 1 leaves 131 SMs idle. The model is optimistic here (the ratio column): it assumes
 #   a busy SM can take any share of the bandwidth its bytes in flight allow, and the *GB/s per busy SM*
 #   column shows what one SM actually pulled.
-# - **One block per SM.** M = 128 rows give 128 SMs one block each and leave 4 idle: the model and the
+# - **One block per SM.** M = 128 rows give 128 blocks for 132 SMs (the model assumes one per SM and 4
+#   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher's split-K uses
 #   256-thread blocks, for which 128 rows are too few). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
@@ -86,8 +87,10 @@ nb.show_source("split_k")
 
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
-# directly. How many stretches: enough for about four waves of blocks. Before measuring, the model for the
-# plan the rule makes at M = 16 and at M = 1:
+# directly. How many stretches: enough for about four waves of blocks. The model for the plan the rule
+# makes at M = 16 and at M = 1, printed with the recorded times; not blind: the rule's constants were tuned
+# in an earlier exploration on the H200, and the model's cost per launch comes from this record's smallest
+# shape:
 
 # %%
 for M, K in ((16, 16777216), (1, 67108864)):
@@ -207,8 +210,10 @@ nb.overhead_table(ctx.recorded)
 
 # %% [markdown]
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
-# call from Python meets the GPU. Their kernel times are longer than the same kernels' in the sweep above,
-# timed under other conditions (an L2 flush just before each launch); this notebook does not separate why.
+# call from Python meets the GPU. So the start event fires before the launch reaches the GPU, and even the
+# *launch alone* column includes the launch's way from Python to the GPU: the likely reason it is longer
+# than the same kernel in the sweep above, where each launch is queued behind an L2 flush that keeps the
+# GPU busy meanwhile (not separated here).
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
 # longer than that kernel's time in the sweep (8.1 us), so back-to-back calls of that size would spend
 # more time in Python than on the GPU (not measured as a loop here).
@@ -244,7 +249,8 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.08 times its time (the ratio column), the largest at the shortest rows (K = 128 and K = 4099). The shapes that
+# to 1.08 times its time (the ratio column), the largest at K = 4099 (1.08, rows not 16-byte aligned) and
+# K = 128 (1.07, the shortest rows). The shapes that
 # miss their bar (above) are where this model, without a per-block cost or a per-SM limit, has nothing to
 # say.
 #

@@ -1,7 +1,8 @@
 // Stage 4 - warp shuffle: float4 loads, several loads in flight, a reduction
 // through registers instead of a shared-memory tree, and A read past the L1.
 //
-// Changes from stage 3 (notebook 03 measures each one on its own: LOADS = 1 with
+// Changes from stage 3 (notebook 03 measures them one at a time, each on top of the
+// ones before: LOADS = 1 with
 // A_PAST_L1 = false is stage 3 with only the new reduction; LOADS = 2 adds loads in
 // flight; A_PAST_L1 = true, the stage itself, adds the cache hint):
 //  * Reduction. __shfl_down_sync lets a thread read a register of another

@@ -10,7 +10,7 @@
 //  * read_grid: A as one flat array, a fixed grid striding over all of it.
 //    Fastest where rows are short (K = 128) or K % 4 != 0.
 // Plain loads: the __ldcs (evict-first) hint read 1.4% slower when the L2 held
-// dirty lines, and gained nothing when it did not.
+// dirty lines, and gained nothing when it did not (the same exploration files).
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float add4(float4 v) { return v.x + v.y + v.z + v.w; }
