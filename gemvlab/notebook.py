@@ -14,7 +14,7 @@ import torch
 
 from . import bench, model, occupancy, results, toolchain
 from .kernels import build_stage, get_stage, stage_occupancy
-from .table import format_table, stage_table
+from .table import format_table, stage_table, step_verdict
 
 
 @dataclass
@@ -463,15 +463,9 @@ def steps_table(doc: dict, M: int) -> None:
             label = STEP_LABELS.get((r["stage"], r["variant"]), r["stage"])
             verdict = ""
             if prev:
-                verdict = _step_verdict(prev, r, drift)
+                verdict = step_verdict(prev, r, drift)
             print(f"    {label:<24}{r['ms']:>9.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
             prev = r
-
-
-def _step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
-    from .table import step_verdict
-
-    return step_verdict(before, after, drift)
 
 
 # ---- what torch.matmul runs, and the counters ------------------------------------------------
@@ -650,7 +644,6 @@ def l1_fit(doc: dict) -> None:
 
 def compare_rows(doc: dict, a: str, b: str) -> None:
     """Two rows of the headline table side by side with their quartiles, and the verdict."""
-    from .table import step_verdict
 
     head = results.headline(doc)
     rows = {r["stage"]: r for r in head["stages"]}  # stage names, and the two references by name

@@ -206,15 +206,15 @@ def steps(doc: dict, M: int | None = None) -> list[dict]:
 def run_drift(doc: dict) -> float | None:
     """How far the ratio between two of gemvlab's kernels (and the read ceiling) moved between the
     two times one record timed them at the headline shape (the stage table, then the shape sweep,
-    minutes apart): the largest |ratio_then / ratio_now - 1| over all pairs. A step smaller than
-    this is seen within one run, not shown to repeat. torch.matmul is left out: its own spread is
+    minutes apart): over all pairs, the largest factor by which a ratio grew or shrank, minus 1.
+    A step smaller than this is seen within one run, not shown to repeat. torch.matmul is left out: its own spread is
     wider, and none of the steps it judges involve it."""
     M, K = doc["headline"]["M"], doc["headline"]["K"]
     first = {r["stage"]: r["ms"] for r in rows(doc, "headline", ok=True) if r["stage"] != "torch.matmul"}
     again = {r["stage"]: r["ms"] for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
     both = [k for k in first if k in again]
-    moves = [abs(first[a] / first[b] / (again[a] / again[b]) - 1) for a in both for b in both if a < b]
-    return max(moves) if moves else None
+    moves = [first[a] / first[b] / (again[a] / again[b]) for a in both for b in both if a < b]
+    return max(max(q, 1 / q) - 1 for q in moves) if moves else None  # the same whichever is a
 
 
 def explorer_shapes(doc: dict) -> list[tuple[int, int]]:

@@ -96,3 +96,29 @@ def test_pitfall_transcripts_print(doc, capsys):
         pitfalls.show(pitfalls.recorded(demo, doc))
     out = capsys.readouterr().out
     assert "illegal memory access" in out and "misaligned address" in out
+
+
+def test_run_drift_is_the_largest_move_of_a_ratio_between_the_two_timings(doc):
+    d = copy.deepcopy(doc)
+    M, K = d["headline"]["M"], d["headline"]["K"]
+    first = {r["stage"]: r for r in results.rows(d, "headline", ok=True)}
+    again = {r["stage"]: r for r in results.rows(d, "shape_best", M=M, K=K, ok=True)}
+    for name in again:  # the second timing the same as the first: no drift
+        if name in first:
+            again[name]["ms"] = first[name]["ms"]
+    assert results.run_drift(d) == pytest.approx(0.0)
+    again["coalesced"]["ms"] *= 1.02  # one kernel 2% slower the second time: its ratios moved 2%
+    assert results.run_drift(d) == pytest.approx(0.02)
+    again["torch.matmul"]["ms"] *= 1.5  # torch.matmul is left out
+    assert results.run_drift(d) == pytest.approx(0.02)
+
+
+def test_step_verdict_marks_steps_within_the_drift():
+    from gemvlab.table import step_verdict
+
+    before = {"ms": 1.006, "q25_ms": 1.004, "q75_ms": 1.008}
+    after = {"ms": 1.000, "q25_ms": 0.998, "q75_ms": 1.002}
+    assert step_verdict(before, after) == "1.006x faster"
+    assert "within the 0.7%" in step_verdict(before, after, 0.007)
+    assert "within" not in step_verdict(before, after, 0.005)
+    assert step_verdict(before, {"ms": 1.005, "q25_ms": 1.003, "q75_ms": 1.007}, 0.007).startswith("tie")
