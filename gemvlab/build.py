@@ -82,6 +82,13 @@ class Built:
     cached: bool  # True when nothing was compiled
     arch: str  # the -gencode flags used
     ptxas_log: str = field(repr=False, default="")
+    _disassembly: str | None = field(repr=False, default=None)
+
+    def disassembly(self) -> str | None:
+        """The SASS of every kernel in the library (None without a disassembler), read once."""
+        if self._disassembly is None and self.sass is not None:
+            self._disassembly = sass_text(self.path)
+        return self._disassembly
 
     def function(self, symbol: str):
         fn = getattr(self.library, symbol)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import checks, occupancy
-from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, resources
+from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, stage_occupancy
 
 # The rule's constants, from the H200 exploration in tools/explore/h200-dispatch-round1.txt
 # (every candidate plan timed round-robin beside torch.matmul and the read ceiling, 16 shapes).
@@ -140,11 +140,6 @@ def _next_pow2(x: int) -> int:
     return 1 << max(0, (x - 1).bit_length())
 
 
-def _blocks_per_sm(kernel, variant: int, block: int, limits) -> int:
-    res = resources(kernel, variant)
-    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes).blocks_per_sm
-
-
 def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: int, l2_bytes: int) -> tuple[int, list[str]]:
     """How many stretches to cut each row into: none when the rows alone keep enough warps busy
     (`warps_per_sm` from one block per row, against the SM's `max_warps`), else enough for about
@@ -185,12 +180,9 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         grid = M * splits
         occ_kernel, lanes_per_row = SPLIT_K, 0
     checks.check_grid(grid, kernel)
-    bps = _blocks_per_sm(occ_kernel, variant, block, device.limits)
-    slots = device.sms * bps
-    waves = -(-grid // slots)
-    last = grid - (waves - 1) * slots  # blocks in the last wave
-    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, loads, b_vec, waves,
-                last / slots, tuple(reasons))
+    r = occupancy.residency(stage_occupancy(occ_kernel, block, variant, device.limits), grid, device.sms)
+    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, loads, b_vec, r.waves,
+                r.last_wave_fill, tuple(reasons))
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
@@ -215,7 +207,7 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
                       f"({-(-K // G)} floats each at most; the rule aims at {FLOATS_PER_LANE}, with at least "
                       f"{MIN_LANES} lanes), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
-    bps = _blocks_per_sm(SPLIT_K, 2 * LOADS + b_vec, SPLIT_BLOCK, limits)
+    bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 2 * LOADS + b_vec, limits).blocks_per_sm
     slots = device.sms * bps
     warps_per_block = SPLIT_BLOCK // 32
     warps_per_sm = min(bps, M / device.sms) * warps_per_block
@@ -250,7 +242,7 @@ def layout(A, B, require_cuda: bool = True) -> tuple[int, int, int]:
         raise checks.GemvInputError(f"A is on {A.device} and B on {B.device}: put both on the same GPU "
                                     f"(A, B = A.cuda(), B.cuda())")
     if require_cuda and A.device.type != "cuda":
-        raise checks.GemvInputError(checks.not_on_gpu_message("A" if A.device.type != "cuda" else "B", A.device))
+        raise checks.GemvInputError(checks.not_on_gpu_message("A", A.device))  # B is on the same device
     if K > 1 and M > 1 and A.stride(1) != 1:
         raise checks.GemvInputError(
             f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column "
@@ -266,17 +258,24 @@ _plans: dict = {}
 _functions: dict = {}
 
 
-def _device(index: int) -> Device:
-    if index not in _devices:
-        _devices[index] = Device.of(index)
-    return _devices[index]
+def _index(device) -> int:
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
+def _device(device) -> Device:
+    """The Device for a tensor's device: this GPU's, or for a CPU tensor the recorded GPU's."""
+    key = _index(device) if device.type == "cuda" else "recorded"
+    if key not in _devices:
+        _devices[key] = Device.of(key) if device.type == "cuda" else Device.recorded()
+    return _devices[key]
 
 
 def _function(kernel):
     if kernel.name not in _functions:
-        fn = build_stage(kernel).function(kernel.launcher)
+        built = build_stage(kernel)
+        fn = built.function(kernel.launcher)
         fn.argtypes = _ARGTYPES
-        _functions[kernel.name] = (fn, build_stage(kernel))
+        _functions[kernel.name] = (fn, built)
     return _functions[kernel.name]
 
 
@@ -287,28 +286,32 @@ except AttributeError:  # pragma: no cover - older torch
         return torch.cuda.current_stream(index).cuda_stream
 
 
+def _b_strided(B, K: int) -> bool:
+    return K > 1 and B.stride(0) != 1  # gemv copies such a B (K floats) into a fresh, aligned one
+
+
+def _plan(A, B, require_cuda: bool) -> tuple[Plan, int]:
+    M, K, lda = layout(A, B, require_cuda=require_cuda)
+    b_mod16 = 0 if _b_strided(B, K) else B.data_ptr() % 16
+    return choose(M, K, lda, A.data_ptr() % 16, b_mod16, _device(A.device)), lda
+
+
 def plan_for(A, B) -> Plan:
-    """The plan gemv would use for these A and B (on their GPU, or the recorded one on the CPU)."""
-    M, K, lda = layout(A, B, require_cuda=False)
-    device = _device(A.device.index if A.device.index is not None else torch.cuda.current_device()) \
-        if A.device.type == "cuda" else Device.recorded()
-    return choose(M, K, lda, A.data_ptr() % 16, B.data_ptr() % 16, device)
+    """The plan gemv uses for these A and B (on their GPU, or the recorded one on the CPU)."""
+    return _plan(A, B, require_cuda=False)[0]
 
 
 def _prepare(A, B):
     """Check everything once and build the launch for this (shape, strides, alignment, device)."""
-    M, K, lda = layout(A, B)
-    index = A.device.index if A.device.index is not None else torch.cuda.current_device()
-    b_strided = K > 1 and B.stride(0) != 1
-    plan = choose(M, K, lda, A.data_ptr() % 16, (B.data_ptr() % 16) if not b_strided else 0, _device(index))
-    return make_launch(plan, lda, B.dim() == 2, A.device, b_strided)
+    plan, lda = _plan(A, B, require_cuda=True)
+    return make_launch(plan, lda, B.dim() == 2, A.device, _b_strided(B, plan.K))
 
 
 def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = False):
     """launch(A, B, out=None) -> C for inputs already checked to match `plan` (any plan: the
     explorations in tools/explore/ time plans the rule would not choose)."""
     M, K = plan.M, plan.K
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = _index(device)
     out_shape = (M, 1) if b_2d else (M,)
     if plan.kernel in ("none", "zeros"):
         def launch(A, B, out=None):
@@ -380,10 +383,9 @@ def explain(A, B) -> str:
     """Which kernel gemv(A, B) launches, how, and why; A and B may be on the CPU (the rule then
     uses the recorded GPU's SM count, L2 and limits). Also printed by ``gemvlab.explain``."""
     plan = plan_for(A, B)
-    device = (_device(A.device.index if A.device.index is not None else torch.cuda.current_device())
-              if A.device.type == "cuda" else Device.recorded())
+    device = _device(A.device)
     where = f"on this {device.name}" if A.device.type == "cuda" else f"on the recorded {device.name}"
     text = plan.describe() + f"\n  ({where}: {device.sms} SMs, {device.l2_bytes / 2**20:.0f} MiB of L2)"
-    if B.dim() and B.numel() > 1 and B.stride(0) != 1:
+    if _b_strided(B, plan.K):
         text += "\n  - B is strided: gemv copies it (K floats) before the launch"
     return text

@@ -52,9 +52,9 @@ class Stage:
     def source(self) -> str:
         return self.source_path.read_text()
 
-    def headers(self) -> dict:
+    def headers(self, source: str | None = None) -> dict:
         """The local headers the source #includes ({file name: text}), for the build."""
-        names = re.findall(r'^#include "([^"]+)"', self.source(), re.M)
+        names = re.findall(r'^#include "([^"]+)"', self.source() if source is None else source, re.M)
         return {name: (CUDA_DIR / name).read_text() for name in names}
 
     def kernel_name(self, variant: int | None = None) -> str:
@@ -164,7 +164,8 @@ _built: dict = {}
 def build_stage(stage) -> Built:
     """Compile a stage's .cu file (or load it from the cache); works without a GPU."""
     st = get_stage(stage)
-    source, headers = st.source(), st.headers()
+    source = st.source()
+    headers = st.headers(source)
     key = (st.source_file, source, tuple(sorted(headers.items())))
     if key not in _built:
         _built[key] = build(Path(st.source_file).stem.lstrip("0123456789_") or st.name, source,

@@ -11,7 +11,14 @@ from __future__ import annotations
 import torch
 
 from .kernels import MEMORY_LATENCY, build_stage
+
 LINE = 128  # bytes: one chain element per 128-byte line, so every step is a new line
+
+
+def _fit(nbytes: int, device) -> int:
+    """`nbytes`, at most 30% of the GPU's free memory (the chain's index tensors need room too),
+    in whole lines."""
+    return min(nbytes, int(torch.cuda.mem_get_info(device)[0] * 0.3)) // LINE * LINE
 
 
 def _chain(nbytes: int, device, seed: int = 0) -> torch.Tensor:
@@ -62,7 +69,7 @@ def measure(device="cuda", far_bytes: int = 8 * 2**30) -> dict:
     do, whose 32 lanes read 32 rows 4 MiB apart), the L2, and the launch's own cost (the event
     time of a launch that does no work)."""
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
-    far_bytes = min(far_bytes, int(torch.cuda.mem_get_info(device)[0] * 0.3)) // LINE * LINE
+    far_bytes = _fit(far_bytes, device)
     dram = chase(4 * l2 if 4 * l2 >= 256 * 2**20 else 256 * 2**20, device=device)
     far = chase(far_bytes, steps=50_000, device=device)
     torch.cuda.empty_cache()
@@ -83,7 +90,7 @@ def warp_chase(nbytes: int = 8 * 2**30, steps: int = 20_000, device="cuda") -> d
     """ns per step when a whole warp chases at once: each step is one load instruction whose
     32 lanes read 32 unrelated 128-byte lines of a buffer of `nbytes` (as a naive warp's loads of
     32 rows do), against one thread alone on the same buffer."""
-    nbytes = min(nbytes, int(torch.cuda.mem_get_info(device)[0] * 0.3)) // LINE * LINE
+    nbytes = _fit(nbytes, device)
     buf = _chain(nbytes, device)
     out = torch.zeros(32, dtype=torch.int64, device=device)
     _timed_chase(buf, steps // 10, out, warp=True)

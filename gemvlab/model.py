@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import occupancy
-from .kernels import build_stage, get_stage, resources
+from .kernels import build_stage, get_stage, stage_occupancy
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
@@ -42,23 +42,32 @@ class Traffic:
     scattered: bool = False  # each load instruction's 32 lanes read 32 unrelated lines (the naive stage)
 
 
-def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
-    """Loads of A one thread issues before it first waits, read from the kernel's SASS
-    (build.loads_before_first_use): A's loads are the L2-only ones (`__ldcg`: .STRONG.GPU) where
-    the kernel has them, else half of the loads (A and B in pairs). (None, why) without SASS."""
-    from .build import loads_before_first_use, sass_text
+def loads_issued(stage, variant=None) -> list[str] | None:
+    """The global loads one thread issues before it first uses one, from the kernel's SASS
+    (build.loads_before_first_use); None without a disassembler."""
+    from .build import loads_before_first_use
 
     st = get_stage(stage)
-    built = build_stage(st)
-    text = sass_text(built.path) if built.sass is not None else None
-    loads = loads_before_first_use(text, st.kernel_name(variant)) if text else None
+    text = build_stage(st).disassembly()
+    return loads_before_first_use(text, st.kernel_name(variant)) if text else None
+
+
+def a_loads(stage, loads: list[str]) -> int:
+    """How many of `loads` (loads_issued) read A: the L2-only ones (`__ldcg`: .STRONG.GPU) where
+    the kernel has them, all of them for the read ceiling (A alone), else half (A and B in pairs)."""
+    if get_stage(stage).name == "read_ceiling":
+        return len(loads)
+    strong = sum("STRONG.GPU" in x for x in loads)
+    return strong or max(1, len(loads) // 2)
+
+
+def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
+    """Loads of A one thread issues before it first waits, from the SASS, and the reason;
+    (None, why) without SASS."""
+    loads = loads_issued(stage, variant)
     if not loads:
         return None, "no disassembler here: the source's count is used"
-    strong = [x for x in loads if "STRONG.GPU" in x]
-    if st.name == "read_ceiling":  # reads A alone
-        n = len(loads)
-    else:
-        n = len(strong) if strong else max(1, len(loads) // 2)
+    n = a_loads(stage, loads)
     return n, f"{n} of A issued before the first use (the SASS: {len(loads)} loads, then a multiply)"
 
 
@@ -169,8 +178,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     st = get_stage(stage)
     block = st.default_block if block is None else block
     v = (st.default_variant if variant is None else variant) if st.variant_name else None
-    res_ = resources(st, v)
-    occ = occupancy.occupancy(res_.registers, block, limits, res_.shared_bytes, st.shared_per_thread * block)
+    occ = stage_occupancy(st, block, v, limits)
     grid = st.grid(M, block, v or 0) if grid is None else grid
     res = occupancy.residency(occ, grid, sms)
     t = traffic(st, v)

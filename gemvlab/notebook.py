@@ -14,7 +14,7 @@ import torch
 
 from . import bench, model, occupancy, results, toolchain
 from .kernels import build_stage, get_stage, stage_occupancy
-from .table import format_table, stage_table, step_verdict
+from .table import format_table, quartiles_overlap, stage_table, step_verdict
 
 
 @dataclass
@@ -120,10 +120,7 @@ def build_report(*stages) -> None:
 
 def _sass(st) -> str | None:
     """The stage's disassembly, or None after saying that no disassembler was found."""
-    from .build import sass_text
-
-    built = build_stage(st)
-    text = sass_text(built.path) if built.sass is not None else None
+    text = build_stage(st).disassembly()
     if text is None:
         print("no disassembler found (cuobjdump: CUDA toolkit, or pip install triton)")
     return text
@@ -157,7 +154,7 @@ def sm_limits(recorded: dict | None = None) -> occupancy.SMLimits:
     """This GPU's per-SM limits, or the recorded GPU's when there is no GPU here."""
     if torch.cuda.is_available():
         return occupancy.limits_of_device()
-    return occupancy.SMLimits(**(recorded or results.load())["machine"]["sm_limits"])
+    return occupancy.SMLimits.from_dict((recorded or results.load())["machine"]["sm_limits"])
 
 
 def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = None, M: int = 2048,
@@ -184,10 +181,6 @@ def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = Non
                                                               else f"{r.last_wave_fill:.0%}")
         print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}  {o.limiter:<11}  {r.grid:>7}{r.waves:>7}"
               f"{last:>11}{r.warps_per_sm:>10.1f}{r.occupancy:>8.0%}")
-
-
-def _inputs(doc: dict) -> dict:
-    return model.machine_inputs(doc)
 
 
 def model_inputs(ctx: Context) -> None:
@@ -226,7 +219,7 @@ def predict(ctx: Context, stage, block: int | None = None, variant: int | None =
         variant = row["variant"] if row and row["variant"] is not None else st.default_variant
     M = M or ctx.doc["headline"]["M"]
     K = K or ctx.doc["headline"]["K"]
-    p = model.predict(st, M, K, block, variant, **_inputs(ctx.doc))
+    p = model.predict(st, M, K, block, variant, **model.machine_inputs(ctx.doc))
     ctx.predictions.setdefault(st.name, p)
     if not quiet:
         print(p.describe() + f"  [{ctx.label}]")
@@ -239,7 +232,7 @@ def sweep_model(ctx: Context, stage, variant=None, blocks=(32, 64, 128, 256, 512
     st = get_stage(stage)
     doc = ctx.recorded
     M, K = doc["headline"]["M"], doc["headline"]["K"]
-    inputs = _inputs(doc)
+    inputs = model.machine_inputs(doc)
     sweep = results.block_sweep(doc, st.name)
     what = st.kernel_name(variant) if st.variant_name else st.name
     print(f"{what}, M = {M:,}, K = {K:,}  [model and measurement: {results.label(doc)}]")
@@ -365,7 +358,7 @@ def block_slider(ctx: Context, stage, variant=None):
         if ctx.live:
             if "inputs" not in state:
                 M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
-                state["inputs"] = bench.random_inputs(M, K)
+                state["inputs"] = bench.randommodel.machine_inputs(M, K)
             A, B = state["inputs"]
             try:
                 m = bench.measure_stage(st, A, B, block, variant, warmup_ms=5, rep_ms=50, min_launches=5)
@@ -477,7 +470,7 @@ def matmul_kernels(ctx: Context) -> None:
 
     if ctx.live:
         M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
-        A, B = bench.random_inputs(M, K)
+        A, B = bench.randommodel.machine_inputs(M, K)
         kernels, label = profile.kernels_of(lambda: torch.matmul(A, B)), f"live on {torch.cuda.get_device_name()}"
         del A, B
     else:
@@ -539,9 +532,8 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     print(f"{'M':>9}{'K':>11}  {'chosen':<38}{'gemv ms [quartiles]':>24}{'torch.matmul ms [quartiles]':>28}"
           f"{'vs torch':>8}{'of ceiling BW':>14}  bar")
     for M, K in shapes:
-        found = results.rows(doc, study, M=M, K=K, ok=True)
-        one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
-        g, t, c = one("dispatch"), one("torch_matmul"), one("read_ceiling")
+        kinds = results.by_kind(results.rows(doc, study, M=M, K=K, ok=True))
+        g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
         if not g:
             continue
         big = 4 * (M * K + K) >= 4 * l2
@@ -549,8 +541,7 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
         vs_c = g["GBps"] / c["GBps"] if c else None
         bar = []
         if t is not None:
-            overlap = g["q25_ms"] <= t["q75_ms"] and t["q25_ms"] <= g["q75_ms"]
-            bar.append("tie with torch" if overlap else "torch ok" if vs_t >= 1.0 else "SLOWER than torch")
+            bar.append("tie with torch" if quartiles_overlap(g, t) else "torch ok" if vs_t >= 1.0 else "SLOWER than torch")
         if big and vs_c is not None:
             bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
         vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
@@ -560,6 +551,13 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
           f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
           f"above 1 on tiny shapes, where the ceiling's own launch dominates)  [{results.label(doc)}]")
+
+
+def _launch_us(doc: dict) -> float:
+    """The model's cost per launch for the dispatcher: the recorded time of its smallest shape
+    (gemv at M = 1, K = 128, which moves almost nothing), in us."""
+    tiny = results.rows(doc, "explorer", M=1, K=128, kind="dispatch", ok=True)
+    return min((r["ms"] for r in tiny), default=0.0) * 1e3
 
 
 def explain_shape(ctx: Context, M: int, K: int) -> None:
@@ -572,16 +570,15 @@ def explain_shape(ctx: Context, M: int, K: int) -> None:
     print(plan.describe())
     doc = ctx.recorded
     found = results.rows(doc, "explorer", M=M, K=K, ok=True) or results.rows(doc, "shape_best", M=M, K=K, ok=True)
-    tiny = results.rows(doc, "explorer", M=1, K=128, ok=True)
-    launch_us = min((r["ms"] for r in tiny if r["kind"] == "dispatch"), default=0.0) * 1e3
-    p = model.predict_plan(plan, launch_us=launch_us, **_inputs(doc))
+    launch_us = _launch_us(doc)
+    p = model.predict_plan(plan, launch_us=launch_us, **model.machine_inputs(doc))
     if p:
         print(f"model: {p.ms:.4f} ms ({p.bound}; plus {launch_us:.1f} us per launch: the recorded time of the "
               f"smallest shape, gemv at M = 1, K = 128, taken as the cost of a launch)")
-    one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
-    g, t, c = one("dispatch"), one("torch_matmul"), one("read_ceiling")
+    kinds = results.by_kind(found)
+    g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
     if ctx.live:
-        A, B = bench.random_inputs(M, K)
+        A, B = bench.randommodel.machine_inputs(M, K)
         from .kernels import gemv
 
         timed = bench.time_round_robin({"gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)},
@@ -665,10 +662,12 @@ def matmul_overhead(ctx: Context) -> None:
     k = max(prof["kernels"], key=lambda k: k["us"])
     blocks = k["grid"][0] * k["grid"][1] * k["grid"][2]
     regs = k["registers"] or 32
-    o = occupancy.occupancy(regs, k["block"][0], sm_limits(doc), k["shared_bytes"] or 0)
+    # The recorded GPU's limits (the profile is the recorded one, whatever GPU is here).
+    o = occupancy.occupancy(regs, k["block"][0], occupancy.SMLimits.from_dict(doc["machine"]["sm_limits"]),
+                            k["shared_bytes"] or 0)
     sms = doc["machine"]["sm_count"]
     slots = o.blocks_per_sm * sms
-    waves = -(-blocks // slots)
+    waves = occupancy.residency(o, blocks, sms).waves
     M, K = prof["M"], prof["K"]
     at_ceiling = 4 * M * K / (results.headline(doc)["ceiling"]["GBps"] * 1e9) * 1e3
     extra = k["us"] / 1e3 - at_ceiling
@@ -688,7 +687,7 @@ def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
     """Stage 4 (one block per row) on every shape of the sweep: what its grid leaves on the SMs,
     the model's time and the recorded one."""
     doc = ctx.recorded
-    inputs = _inputs(doc)
+    inputs = model.machine_inputs(doc)
     st = get_stage(stage)
     print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
     print("(GB/s per busy SM counts A once and B once per block: every block reads all of B)")
@@ -710,9 +709,8 @@ def dispatch_look_back(ctx: Context) -> None:
 
     doc = ctx.recorded
     device = dispatch.Device.recorded(doc)
-    inputs = _inputs(doc)
-    tiny = results.rows(doc, "explorer", M=1, K=128, ok=True)
-    launch_us = min((r["ms"] for r in tiny if r["kind"] == "dispatch"), default=0.0) * 1e3
+    inputs = model.machine_inputs(doc)
+    launch_us = _launch_us(doc)
     print(f"{'M':>9}{'K':>11}  {'plan':<36}{'model ms':>10}{'measured':>10}{'ratio':>7}  model bound by")
     for M, K in results.shapes(doc):
         g = results.shape_summary(doc, M, K).get("gemv")
@@ -748,9 +746,8 @@ def _explorer_map(doc: dict, M: int, K: int):
     ratio = np.full((len(EXPLORER_M), len(EXPLORER_K)), np.nan)
     for i, m in enumerate(EXPLORER_M):
         for j, k in enumerate(EXPLORER_K):
-            found = results.rows(doc, "explorer", M=m, K=k, ok=True)
-            g = next((r for r in found if r["kind"] == "dispatch"), None)
-            t = next((r for r in found if r["kind"] == "torch_matmul"), None)
+            kinds = results.by_kind(results.rows(doc, "explorer", M=m, K=k, ok=True))
+            g, t = kinds.get("dispatch"), kinds.get("torch_matmul")
             if g and t:
                 ratio[i, j] = t["ms"] / g["ms"]
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -783,9 +780,8 @@ def dispatch_misses(doc: dict) -> None:
             if (r["M"], r["K"]) in seen:
                 continue
             seen.add((r["M"], r["K"]))
-            rows = results.rows(doc, study, M=r["M"], K=r["K"], ok=True)
-            t = next((x for x in rows if x["kind"] == "torch_matmul"), None)
-            c = next((x for x in rows if x["kind"] == "read_ceiling"), None)
+            kinds = results.by_kind(results.rows(doc, study, M=r["M"], K=r["K"], ok=True))
+            t, c = kinds.get("torch_matmul"), kinds.get("read_ceiling")
             why = []
             if t and r["q25_ms"] > t["q75_ms"]:  # slower beyond the spread of both
                 why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us, "
@@ -803,16 +799,13 @@ def dispatch_misses(doc: dict) -> None:
 def loads_in_flight(stage) -> None:
     """For each variant of a stage: the independent loads of A its source writes per trip, and
     how many of them the compiled code (SASS) really issues before it first uses one."""
-    from .build import loads_before_first_use
-
     st = get_stage(stage)
-    text = _sass(st)
-    if text is None:
+    if _sass(st) is None:
         return
     print(f"{'kernel':<30}{'in the source':>15}{'issued before the first use (SASS)':>38}")
     for v in (st.variants if st.variant_name else (None,)):
-        loads = loads_before_first_use(text, st.kernel_name(v)) or []
-        a = sum("STRONG.GPU" in x for x in loads) or len(loads) // 2
+        loads = model.loads_issued(st, v) or []
+        a = model.a_loads(st, loads) if loads else 0
         written = model.loads_written(st, v)
         print(f"{st.kernel_name(v):<30}{written:>15}{a:>20} of A  ({len(loads)} loads in all)")
 
@@ -821,14 +814,10 @@ def twice(doc: dict) -> None:
     """Kernels the record timed twice at the headline shape, minutes apart in one run (the stage
     table, then the shape sweep): how far a median moves between runs, against the quartiles
     within one."""
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    first = {r["stage"]: r for r in results.rows(doc, "headline", ok=True)}
-    again = {r["stage"]: r for r in results.rows(doc, "shape_best", M=M, K=K, ok=True)}
+    first, again = results.timed_twice(doc)
     print(f"{'':<16}{'stage table':>26}{'shape sweep':>26}{'moved':>8}   [{results.label(doc)}]")
     for name, a in first.items():
-        b = again.get(name)
-        if b is None:
-            continue
+        b = again[name]
         print(f"{name:<16}{a['ms']:>9.3f} [{a['q25_ms']:.3f}-{a['q75_ms']:.3f}]{b['ms']:>9.3f} "
               f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")
     drift = results.run_drift(doc)
@@ -840,7 +829,7 @@ def twice(doc: dict) -> None:
 def naive_with_thread_latency(ctx: Context) -> None:
     """The naive stage's prediction with one thread's latency in place of a warp's scattered load:
     what the model would say without the warp chase, against the measurement."""
-    inputs = dict(_inputs(ctx.doc), warp_latency_ns=None)
+    inputs = dict(model.machine_inputs(ctx.doc), warp_latency_ns=None)
     t = next(t for t in stage_table(ctx.doc) if t["stage"] == "naive")
     p = model.predict("naive", ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], t["block"], None, **inputs)
     full = ctx.predictions.get("naive") or predict(ctx, "naive", quiet=True)

@@ -133,10 +133,7 @@ class Occupancy:
     occupancy: float  # resident warps / the SM's maximum
     limiter: str  # "registers", "shared memory", "threads", "blocks", or "does not fit"
     by: dict  # each limit's own quotient
-
-    @property
-    def max_warps(self) -> int:
-        return round(self.warps_per_sm / self.occupancy) if self.occupancy else 0
+    max_warps: int = 0  # the SM's warp slots
 
 
 def occupancy(registers: int, block: int, limits: SMLimits = HOPPER, shared_bytes: int = 0,
@@ -180,7 +177,7 @@ def occupancy(registers: int, block: int, limits: SMLimits = HOPPER, shared_byte
     blocks = min(by.values())
     order = ["threads", "blocks", "registers", "shared memory"]  # on a tie, name the SM's own maximum
     limiter = "does not fit" if blocks == 0 else min(order, key=lambda k: (by[k], order.index(k)))
-    return Occupancy(block, blocks, blocks * warps, blocks * warps / max_warps, limiter, by)
+    return Occupancy(block, blocks, blocks * warps, blocks * warps / max_warps, limiter, by, max_warps)
 
 
 def largest_block(registers: int, limits: SMLimits = HOPPER, shared_per_thread: int = 0,
@@ -236,7 +233,7 @@ def residency(occ: Occupancy, grid: int, sms: int) -> Residency:
     """Spread `grid` blocks over `sms` SMs that each hold `occ.blocks_per_sm` at once."""
     warps = -(-occ.block // 32)
     per_sm = occ.blocks_per_sm
-    max_warps = occ.max_warps or (per_sm * warps)
+    max_warps = occ.max_warps
     if per_sm == 0 or grid == 0:
         return Residency(grid, sms, per_sm, warps, 0, 0.0, 0, 0.0, 0.0, max_warps)
     slots = sms * per_sm

@@ -42,8 +42,9 @@ def _host_us(fn, n: int) -> float:
 
 
 def measure(M: int = 4096, K: int = 4096, n: int = 200, rounds: int = 3) -> dict:
-    """Median us of: the kernel alone, the whole gemv call, torch.matmul; and the host time of a
-    call. `added_us` is the whole call's median minus the kernel's."""
+    """Median us of: the launch alone (the plan made beforehand; recorded as `kernel_us`), the
+    whole gemv call, torch.matmul; and the host time of a call. `added_us` is the whole call's
+    median minus the launch alone's."""
     import gemvlab as lab
 
     A, B = bench.random_inputs(M, K)

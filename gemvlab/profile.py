@@ -3,7 +3,7 @@
     kernels = profile.kernels_of(lambda: torch.matmul(A, B))
     profile.show(kernels)
 
-Used by notebook 03 to show what torch.matmul (cuBLAS) runs at the headline shape, and by
+Used by notebook 04 to show what torch.matmul (cuBLAS) runs at the headline shape, and by
 ``python -m gemvlab record`` to keep it for machines without a GPU.
 """
 

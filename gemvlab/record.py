@@ -27,7 +27,7 @@ import torch
 
 from . import bench, occupancy, results, toolchain
 from .checks import GemvInputError
-from .kernels import STAGE4_STEP, STAGES, build_all, gemv, get_stage
+from .kernels import STAGES, build_all, gemv, get_stage
 
 HEADLINE = (2048, 1048576)
 #: The reference sweep (../shared/reference/README.md): few long rows to many short ones.

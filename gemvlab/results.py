@@ -155,6 +155,14 @@ def rows(doc: dict, study: str | None = None, kind: str | None = None, stage: st
             and (K is None or r["K"] == K) and (not ok or r["status"] == "ok")]
 
 
+def by_kind(found: list[dict]) -> dict:
+    """The first row of each kind among `found`: {"dispatch": row, "torch_matmul": row, ...}."""
+    out = {}
+    for r in found:
+        out.setdefault(r["kind"], r)
+    return out
+
+
 def best(candidates: list[dict]) -> dict | None:
     good = [r for r in candidates if r["status"] == "ok"]
     return min(good, key=lambda r: r["ms"]) if good else None
@@ -164,8 +172,8 @@ def headline(doc: dict) -> dict:
     """{'stages': [row per stage in order], 'torch': row, 'ceiling': row} of the headline study."""
     found = rows(doc, "headline")
     stages = sorted((r for r in found if r["kind"] == "stage"), key=lambda r: r["number"])
-    one = lambda kind: next((r for r in found if r["kind"] == kind), None)  # noqa: E731
-    return {"stages": stages, "torch": one("torch_matmul"), "ceiling": one("read_ceiling")}
+    kinds = by_kind(found)
+    return {"stages": stages, "torch": kinds.get("torch_matmul"), "ceiling": kinds.get("read_ceiling")}
 
 
 def block_sweep(doc: dict, stage: str, variant: int | None = None) -> list[dict]:
@@ -187,8 +195,9 @@ def shape_summary(doc: dict, M: int, K: int) -> dict:
     """Per shape: the read ceiling, torch.matmul and each stage's row from the round-robin
     comparison ("shape_best"), or, for a stage without one, why it has no time."""
     best_rows = rows(doc, "shape_best", M=M, K=K) or rows(doc, "explorer", M=M, K=K)
-    one = lambda kind: next((r for r in best_rows if r["kind"] == kind), None)  # noqa: E731
-    out = {"ceiling": one("read_ceiling"), "torch": one("torch_matmul"), "gemv": one("dispatch"), "stages": {}}
+    kinds = by_kind(best_rows)
+    out = {"ceiling": kinds.get("read_ceiling"), "torch": kinds.get("torch_matmul"), "gemv": kinds.get("dispatch"),
+           "stages": {}}
     for r in best_rows:
         if r["kind"] == "stage":
             out["stages"][r["stage"]] = r
@@ -203,17 +212,24 @@ def steps(doc: dict, M: int | None = None) -> list[dict]:
     return rows(doc, "steps", M=M)
 
 
+def timed_twice(doc: dict) -> tuple[dict, dict]:
+    """The kernels one record timed twice at the headline shape, minutes apart: {name: row} from
+    the stage table ("headline") and from the shape sweep ("shape_best"), for the names in both."""
+    M, K = doc["headline"]["M"], doc["headline"]["K"]
+    first = {r["stage"]: r for r in rows(doc, "headline", ok=True)}
+    again = {r["stage"]: r for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
+    return {k: r for k, r in first.items() if k in again}, {k: again[k] for k in first if k in again}
+
+
 def run_drift(doc: dict) -> float | None:
     """How far the ratio between two of gemvlab's kernels (and the read ceiling) moved between the
     two times one record timed them at the headline shape (the stage table, then the shape sweep,
     minutes apart): over all pairs, the largest factor by which a ratio grew or shrank, minus 1.
     A step smaller than this is seen within one run, not shown to repeat. torch.matmul is left out: its own spread is
     wider, and none of the steps it judges involve it."""
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    first = {r["stage"]: r["ms"] for r in rows(doc, "headline", ok=True) if r["stage"] != "torch.matmul"}
-    again = {r["stage"]: r["ms"] for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
-    both = [k for k in first if k in again]
-    moves = [first[a] / first[b] / (again[a] / again[b]) for a in both for b in both if a < b]
+    first, again = timed_twice(doc)
+    both = [k for k in first if k != "torch.matmul"]
+    moves = [first[a]["ms"] / first[b]["ms"] / (again[a]["ms"] / again[b]["ms"]) for a in both for b in both if a < b]
     return max(max(q, 1 / q) - 1 for q in moves) if moves else None  # the same whichever is a
 
 

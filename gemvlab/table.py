@@ -30,6 +30,11 @@ def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     return out
 
 
+def quartiles_overlap(a: dict, b: dict) -> bool:
+    """Whether two rows' interquartile ranges overlap: then neither is shown faster (a tie)."""
+    return a["q25_ms"] <= b["q75_ms"] and b["q25_ms"] <= a["q75_ms"]
+
+
 def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
     only when the interquartile ranges do not overlap, "tie" otherwise; with `drift` (how far
@@ -38,12 +43,10 @@ def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     spec = ".2f" if abs(ratio - 1) >= 0.01 else ".3f"
     if after.get("q75_ms") is None or before.get("q25_ms") is None:
         return f"{ratio:{spec}}x"
+    if quartiles_overlap(before, after):
+        return f"tie ({ratio:.3f}x, quartiles overlap)"
     small = f", within the {drift:.1%} by which ratios moved between runs" if drift and abs(ratio - 1) <= drift else ""
-    if after["q75_ms"] < before["q25_ms"]:
-        return f"{ratio:{spec}}x faster{small}"
-    if after["q25_ms"] > before["q75_ms"]:
-        return f"{1 / ratio:{spec}}x slower{small}"
-    return f"tie ({ratio:.3f}x, quartiles overlap)"
+    return f"{ratio:{spec}}x faster{small}" if ratio > 1 else f"{1 / ratio:{spec}}x slower{small}"
 
 
 def _variant(row) -> str:
@@ -69,7 +72,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
         r = rows[t["stage"]]
         step = fmt(t["step_speedup"], ".2f", "x")
-        if prev is not None and not (r["q75_ms"] < prev["q25_ms"] or r["q25_ms"] > prev["q75_ms"]):
+        if prev is not None and quartiles_overlap(prev, r):
             step = "tie"
         lines.append(f"{name:<31}{t['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{t['GBps']:>7.0f}"
                      f"{fmt(t['vs_ceiling'], '.3f'):>11}{step:>8}{t['cumulative_speedup']:>7.1f}x"
@@ -108,9 +111,8 @@ def shape_rows(doc: dict) -> list[dict]:
     for study in ("shape_best", "explorer"):
         for M, K in results.shapes(doc, study):
             found = results.rows(doc, study, M=M, K=K, ok=True)
-            torch_row = next((r for r in found if r["kind"] == "torch_matmul"), None)
-            ceiling = next((r for r in found if r["kind"] == "read_ceiling"), None)
-            gemv = next((r for r in found if r["kind"] == "dispatch"), None)
+            kinds = results.by_kind(found)
+            torch_row, ceiling, gemv = kinds.get("torch_matmul"), kinds.get("read_ceiling"), kinds.get("dispatch")
             for r in found:
                 out.append({
                     "M": M, "K": K, "study": study,

@@ -59,7 +59,7 @@ def candidates(M, K, b_vec):
                 plans[f"split S=1 L={loads} b={block}"] = dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, 1)
         if M < 4000:
             for loads in (2, 4):
-                bps = dispatch._blocks_per_sm(dispatch.SPLIT_K, 2 * loads + b_vec, 256, device.limits)
+                bps = dispatch.stage_occupancy(dispatch.SPLIT_K, 256, 2 * loads + b_vec, device.limits).blocks_per_sm
                 slots = device.sms * bps
                 for waves in (1, 2, 4):
                     s = max(2, (waves * slots) // M)
