@@ -209,9 +209,18 @@ def model_inputs(ctx: Context) -> None:
 
 
 def predict(ctx: Context, stage, block: int | None = None, variant: int | None = None, M: int | None = None,
-            K: int | None = None, quiet: bool = False) -> model.Prediction:
+            K: int | None = None) -> None:
     """The model's prediction for a stage at the configuration the stage table runs it at (or the
-    given one), printed with its working and kept for the look-back."""
+    given one), printed with its working; at the table's configuration, kept for the look-back.
+    Prints rather than returns, so that a cell shows the working and not the object."""
+    p = prediction(ctx, stage, block, variant, M, K)
+    print(p.describe() + f"  [{ctx.label}]")
+
+
+def prediction(ctx: Context, stage, block: int | None = None, variant: int | None = None, M: int | None = None,
+               K: int | None = None) -> model.Prediction:
+    """The Prediction that `predict` prints (kept in ctx.predictions at the table's configuration)."""
+    table_config = block is None and variant is None and M is None and K is None
     st = get_stage(stage)
     row = next((r for r in results.headline(ctx.doc)["stages"] if r["stage"] == st.name), None)
     block = block or (row["block"] if row else st.default_block)
@@ -220,9 +229,8 @@ def predict(ctx: Context, stage, block: int | None = None, variant: int | None =
     M = M or ctx.doc["headline"]["M"]
     K = K or ctx.doc["headline"]["K"]
     p = model.predict(st, M, K, block, variant, **model.machine_inputs(ctx.doc))
-    ctx.predictions.setdefault(st.name, p)
-    if not quiet:
-        print(p.describe() + f"  [{ctx.label}]")
+    if table_config:
+        ctx.predictions.setdefault(st.name, p)
     return p
 
 
@@ -399,7 +407,7 @@ def look_back(ctx: Context, upto: int) -> None:
     table = {t["stage"]: t for t in stage_table(ctx.doc, upto)}
     print(f"{'stage':<24}{'predicted':>10}{'measured':>10}{'measured/predicted':>20}  model bound by  [{ctx.label}]")
     for name, t in table.items():
-        p = ctx.predictions.get(name) or predict(ctx, name, quiet=True)
+        p = ctx.predictions.get(name) or prediction(ctx, name)
         config = f"{t['number']} {name} ({t['block']}" + ("" if t["variant"] is None else f", {t['variant']}") + ")"
         print(f"{config:<24}{p.ms:>10.3f}{t['ms']:>10.3f}{t['ms'] / p.ms:>20.2f}  {p.bound}")
 
@@ -832,7 +840,7 @@ def naive_with_thread_latency(ctx: Context) -> None:
     inputs = dict(model.machine_inputs(ctx.doc), warp_latency_ns=None)
     t = next(t for t in stage_table(ctx.doc) if t["stage"] == "naive")
     p = model.predict("naive", ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], t["block"], None, **inputs)
-    full = ctx.predictions.get("naive") or predict(ctx, "naive", quiet=True)
+    full = ctx.predictions.get("naive") or prediction(ctx, "naive")
     print(f"measured: {t['ms']:.1f} ms  [{ctx.label}]")
     print(f"  one thread's latency, {p.latency_ns:.0f} ns, + L1 time for all {p.l1_lines_timed} lines: round "
           f"{p.round_ns:.0f} ns -> predicted {p.ms:.1f} ms (measured/predicted {t['ms'] / p.ms:.2f}x)")
