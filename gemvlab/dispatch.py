@@ -23,6 +23,7 @@ dictionary lookup and launches at once: the Python side costs a few microseconds
 from __future__ import annotations
 
 import ctypes
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -35,10 +36,24 @@ from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, stage_occupancy
 #: Rows of at most this many floats go to rows_per_warp (G lanes per row); longer rows to split_k.
 #: At K = 3000 and 4096 one block per row was 0.3% and 7% faster than the best rows_per_warp.
 SHORT_ROW_K = 2048
-#: rows_per_warp: each lane of a group gets about this many floats of its row, and a group has
-#: at least MIN_LANES lanes (K = 128: G = 4, 1.2% faster than G = 8; K = 1024: G = 16, 1% faster
-#: than 32; K = 257: G = 8, 2.5% faster than 4 and 13% faster than 16).
-FLOATS_PER_LANE = 64
+#: rows_per_warp: threads per block, and the float4 loads of A per lane per trip (fixed in
+#: rows_per_warp.cu). 128 threads were 0.7 to 2.4% faster than 256 at five of the six large
+#: short-row shapes of tools/explore/round4/round4.txt, and tied at the sixth.
+ROWS_BLOCK = 128
+ROWS_LOADS = 4
+#: rows_per_warp's G, lanes per row, in two regimes (tools/explore/round5 and round6, *.txt):
+#: * little data (A fits in one trip of every resident thread, ROWS_LOADS float4s each): the call
+#:   is a few round trips to memory, so few trips per lane: G so that a lane has at most
+#:   FLOATS_PER_TRIP floats (one trip). At 1024 x 1024, G = 32 took 5.70 us against 6.53 for 16;
+#:   at 1000 x 500, 5.22 against 5.66.
+#: * more: at least LINE_LANES lanes, so that a group's load instruction covers a 128-byte line of
+#:   its row (G x 16 bytes), and about FLOATS_PER_LANE floats per lane. At K = 96 and 100, G = 8
+#:   took 2.3% and 6.3% less time than 4; at K = 257 and 513, G = 8 and 16 took 3.4% and 5.1% less
+#:   than twice as many lanes. Rows shorter than two float4s per lane at G = 8 (K < 64) take
+#:   MIN_LANES (K = 33: 4 lanes took 42% less time than 8, and 3% more than 2).
+FLOATS_PER_TRIP = 4 * ROWS_LOADS
+LINE_LANES = 8
+FLOATS_PER_LANE = 32
 MIN_LANES = 4
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
@@ -58,7 +73,6 @@ MIN_CHUNK = 8192
 #: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
 #: that the rows sharing it find it there (blocks of one stretch run together).
 B_SHARE_OF_L2 = 0.25
-ROWS_BLOCK = 256
 
 _ARGTYPES = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
              ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
@@ -185,6 +199,30 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
                 r.last_wave_fill, tuple(reasons))
 
 
+def _nearest_pow2(x: float) -> int:
+    return 1 << max(0, round(math.log2(x))) if x > 1 else 1
+
+
+def rows_lanes(M: int, K: int, b_vec: bool, device: Device) -> tuple[int, str]:
+    """rows_per_warp's lanes per row G (4 to 32) for M rows of K floats, and why."""
+    # the GPU's resident threads at G = 32 (every G's kernel has about the same registers)
+    occ = stage_occupancy(ROWS_PER_WARP, ROWS_BLOCK, 2 * 32 + b_vec, device.limits)
+    resident = device.sms * occ.blocks_per_sm * ROWS_BLOCK
+    if M * K <= resident * FLOATS_PER_TRIP:
+        G = min(32, max(MIN_LANES, _next_pow2(-(-K // FLOATS_PER_TRIP))))
+        how = (f"A ({M * K:,} floats) fits in one trip of the {resident:,} resident threads "
+               f"({FLOATS_PER_TRIP} floats each): {G} lanes per row, at most {-(-K // G)} floats per lane")
+    elif K < 2 * 4 * LINE_LANES:
+        G = MIN_LANES
+        how = f"rows under two float4s per lane at {LINE_LANES} lanes: {G} lanes per row"
+    else:
+        G = min(32, max(LINE_LANES, _nearest_pow2(K / FLOATS_PER_LANE)))
+        how = (f"{G} lanes per row, {-(-K // G)} floats per lane at most: the power of two nearest "
+               f"K / {FLOATS_PER_LANE}, at least {LINE_LANES} (a group's load instruction then covers a "
+               f"128-byte line of its row)")
+    return G, how + f", {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}"
+
+
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
     """The rule. `a_mod16`, `b_mod16`: A's and B's addresses modulo 16 bytes; `lda`: floats from
     one row of A to the next."""
@@ -202,10 +240,8 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
                + ("float4s (aligned where A's rows are)" if b_vec else "scalars (not aligned where A's rows are)"))
     limits = device.limits
     if K <= SHORT_ROW_K:
-        G = min(32, max(MIN_LANES, _next_pow2(-(-K // FLOATS_PER_LANE))))
-        why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; {G} lanes per row "
-                      f"({-(-K // G)} floats each at most; the rule aims at {FLOATS_PER_LANE}, with at least "
-                      f"{MIN_LANES} lanes), {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}")
+        G, lanes_why = rows_lanes(M, K, b_vec, device)
+        why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; " + lanes_why)
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
     bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 2 * LOADS + b_vec, limits).blocks_per_sm
     slots = device.sms * bps

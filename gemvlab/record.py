@@ -44,11 +44,13 @@ STEPS = (("3 vectorized", "vectorized", 0), ("4a + shuffle reduction", "warp_shu
          ("4b + 2 loads in flight", "warp_shuffle_l1", 2), ("4 + A past the L1", "warp_shuffle", 2))
 STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 1024)), ((128, 2097152), (256, 1024)))
 #: The explorer grid (notebook 05's sliders) and shapes outside the reference sweep, where the
-#: dispatcher's bar is checked too (tools/explore/h200-dispatch-round1.txt tuned the rule on others).
+#: dispatcher's bar is checked too. The rule was tuned in tools/explore/h200-dispatch-round1.txt
+#: and round4 to round6 (some of these shapes among them); the last five were in none of those.
 EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
 EXPLORER_K = (128, 1024, 8192, 65536, 1048576, 16777216)
 OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1_000_000, 257),
-           (64, 1_000_003), (4096, 4096), (300, 3_000_000), (20_000, 20_001), (2_000_000, 96))
+           (64, 1_000_003), (4096, 4096), (300, 3_000_000), (20_000, 20_001), (2_000_000, 96),
+           (500_000, 200), (4_000_000, 50), (70_000, 1500), (8, 30_000_000), (123_457, 777))
 EXPLORER_MAX_ELEMENTS = 2**30
 #: The naive stage runs one thread per row; where one launch takes longer than this, it is
 #: not timed (20 launches would take minutes) and the row says how long one would take.

@@ -21,8 +21,8 @@ def main() -> int:
             A = storage[offset:offset + M * K].view(M, K)
             B = torch.rand(K, device="cuda")
             b_vec = offset == 0 and K % 4 == 0
-            plans = [dispatch.make_plan(M, K, "rows_per_warp", device, b_vec, 256, lanes_per_row=g)
-                     for g in (1, 2, 4, 8, 16, 32)]
+            plans = [dispatch.make_plan(M, K, "rows_per_warp", device, b_vec, block, lanes_per_row=g)
+                     for g in (1, 2, 4, 8, 16, 32) for block in (dispatch.ROWS_BLOCK, 256)]
             plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits)
                       for block, loads, splits in ((256, 2, 1), (256, 4, 3), (64, 2, 3), (64, 4, 1))]
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))

@@ -21,11 +21,32 @@ def test_empty_shapes_launch_nothing():
     assert choose(100, 0).kernel == "zeros"
 
 
-@pytest.mark.parametrize("K,G", [(1, 4), (3, 4), (128, 4), (257, 8), (1024, 16), (1025, 32), (2048, 32)])
-def test_short_rows_get_lanes_per_row_by_k(K, G):
-    p = choose(100_000, K)
+@pytest.mark.parametrize("K,G", [(33, 4), (63, 4), (64, 8), (96, 8), (128, 8), (257, 8), (362, 8), (363, 16),
+                                 (513, 16), (1000, 32), (1024, 32), (2048, 32)])
+def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G):
+    """More data than one trip of the resident threads: at least 8 lanes (128 bytes per load
+    instruction), else the power of two nearest K / 32; 4 lanes for rows under 64 floats."""
+    p = choose(1_000_000, K)
+    assert (p.kernel, p.lanes_per_row, p.block) == ("rows_per_warp", G, dispatch.ROWS_BLOCK)
+    assert p.grid == -(-1_000_000 // (dispatch.ROWS_BLOCK // G))
+    assert "128-byte line" in p.describe() or K < 64
+
+
+@pytest.mark.parametrize("M,K,G", [(1, 1, 4), (5, 3, 4), (16, 128, 8), (100, 100, 8), (8192, 128, 8),
+                                   (1000, 500, 32), (16, 1024, 32), (1024, 1024, 32)])
+def test_little_data_gets_one_trip_per_lane(M, K, G):
+    """A that fits in one trip of every resident thread (16 floats each): lanes enough for at
+    most 16 floats per lane, between 4 and 32."""
+    p = choose(M, K)
     assert (p.kernel, p.lanes_per_row) == ("rows_per_warp", G)
-    assert p.grid == -(-100_000 // (256 // G))
+    assert "one trip" in p.describe()
+    assert -(-K // G) <= dispatch.FLOATS_PER_TRIP or G == 32
+
+
+def test_the_regime_boundary_follows_the_gpu():
+    """The same shape can be little data for the H200 (132 SMs) and more than one trip for a T4."""
+    assert "one trip" in choose(8192, 128).describe()
+    assert "one trip" not in choose(8192, 128, device=T4).describe()
 
 
 def test_long_rows_with_enough_rows_get_one_block_per_row():

@@ -99,7 +99,8 @@ def test_each_kernel_variant_matches_float64(gpu, kernel, kw, M, K, aligned):
     A = (storage[:M * K] if aligned else storage[1:1 + M * K]).view(M, K)
     B = torch.rand(K, device="cuda")
     b_vec = aligned and K % 4 == 0
-    plan = dispatch.make_plan(M, K, kernel, device, b_vec, 256, **kw)
+    block = dispatch.ROWS_BLOCK if kernel == "rows_per_warp" else dispatch.SPLIT_BLOCK
+    plan = dispatch.make_plan(M, K, kernel, device, b_vec, block, **kw)
     launch = dispatch.make_launch(plan, K, False, A.device)
     C = launch(A, B)
     assert relative_error(C, reference(A, B)) < TOL, plan.name

@@ -3,12 +3,13 @@
 // One block per row spends a whole block on each row. When a row is short that is waste: at
 // K = 128 a row is 32 float4s, so a block of 64 threads (stage 4's best there) leaves half its
 // threads with nothing to load, and each block starts, reduces through shared memory and ends
-// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, five times the read ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32,
-// a power of two) takes one row: a warp holds 32 / G rows and a block of 256 threads 256 / G,
-// each lane has 4 independent float4 loads per trip, and the group adds its G sums with log2(G)
-// shuffles, without shared memory or a barrier. The dispatcher picks G from K so that each lane
-// has about 64 floats of its row (at least 4 lanes: G = 4 at K = 128, 16 at K = 1024, a whole
-// warp per row from K = 1025 on).
+// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, five times the read
+// ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32, a power of two) takes one row: a warp
+// holds 32 / G rows and a block of 128 threads 128 / G, each lane has up to 4 independent float4
+// loads per trip, and the group adds its G sums with log2(G) shuffles, without shared memory or
+// a barrier. The dispatcher picks G from K and from how much data there is (gemvlab/dispatch.py,
+// rows_lanes): few trips per lane when the whole matrix fits in one trip of the GPU's resident
+// threads, else a group's load instruction covering at least one 128-byte line of its row.
 //
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.
