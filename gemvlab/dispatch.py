@@ -70,6 +70,12 @@ TARGET_WAVES = 4
 #: A stretch is at least this many floats, so that a block's work is much more than its start
 #: and its reduction.
 MIN_CHUNK = 8192
+#: ... except where A fits in one trip of every resident thread (SPLIT_BLOCK threads x LOADS
+#: float4s): the call is then a few round trips to memory, and stretches of ONE_TRIP floats (one
+#: trip per thread) do better, where the rule splits at all (tools/explore/round4/round4.txt:
+#: M = 1, K = 65,536 took 7.55 us in 32 stretches of 2,048 floats against 8.83 in 8 of 8,192; at
+#: M = 16 8.77 against 9.41).
+ONE_TRIP = SPLIT_BLOCK * LOADS * 4
 #: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
 #: that the rows sharing it find it there (blocks of one stretch run together).
 B_SHARE_OF_L2 = 0.25
@@ -176,6 +182,10 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks, about "
                f"{M * s / slots:.1f} waves of {slots}"
                + (f" (stretches of at least {MIN_CHUNK:,} floats allow at most {most})" if s == most else ""))
+    if s > 1 and M * K <= slots * ONE_TRIP:
+        s = min(max(1, K // ONE_TRIP), max(s, (TARGET_WAVES * slots) // M))
+        why.append(f"A ({M * K:,} floats) fits in one trip of the {slots * SPLIT_BLOCK:,} resident threads: "
+                   f"{s} stretches instead, of about {-(-K // s):,} floats (one trip per thread)")
     return s, why
 
 

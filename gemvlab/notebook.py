@@ -366,7 +366,7 @@ def block_slider(ctx: Context, stage, variant=None):
         if ctx.live:
             if "inputs" not in state:
                 M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
-                state["inputs"] = bench.randommodel.machine_inputs(M, K)
+                state["inputs"] = bench.random_inputs(M, K)
             A, B = state["inputs"]
             try:
                 m = bench.measure_stage(st, A, B, block, variant, warmup_ms=5, rep_ms=50, min_launches=5)
@@ -478,7 +478,7 @@ def matmul_kernels(ctx: Context) -> None:
 
     if ctx.live:
         M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
-        A, B = bench.randommodel.machine_inputs(M, K)
+        A, B = bench.random_inputs(M, K)
         kernels, label = profile.kernels_of(lambda: torch.matmul(A, B)), f"live on {torch.cuda.get_device_name()}"
         del A, B
     else:
@@ -586,7 +586,7 @@ def explain_shape(ctx: Context, M: int, K: int) -> None:
     kinds = results.by_kind(found)
     g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
     if ctx.live:
-        A, B = bench.randommodel.machine_inputs(M, K)
+        A, B = bench.random_inputs(M, K)
         from .kernels import gemv
 
         timed = bench.time_round_robin({"gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)},

@@ -67,13 +67,27 @@ def test_few_rows_are_split_into_about_four_waves():
         assert "stretches" in p.describe()
 
 
+@pytest.mark.parametrize("M,K,S", [(1, 65536, 32), (16, 65536, 32), (1, 1 << 20, 512)])
+def test_little_data_that_is_split_gets_one_trip_per_thread(M, K, S):
+    """A that fits in one trip of every resident thread: where the rule splits at all, stretches
+    of ONE_TRIP floats (2,048: 256 threads x 2 float4s)."""
+    p = choose(M, K)
+    assert (p.splits, p.chunk) == (S, dispatch.ONE_TRIP) and "one trip per thread" in p.describe()
+
+
+def test_little_data_that_fits_one_block_per_row_is_not_split():
+    """1 x 8192 is one block: splitting it would add the reduce's launch."""
+    assert choose(1, 8192).splits == 1 and choose(128, 65536).chunk > dispatch.ONE_TRIP
+
+
 def test_split_count_follows_the_sm_count():
     """The same shape on a GPU with fewer SMs gets fewer stretches."""
     assert choose(1, 1 << 26, device=T4).splits < choose(1, 1 << 26).splits
 
 
 def test_stretches_are_never_shorter_than_min_chunk():
-    p = choose(1, 3 * dispatch.MIN_CHUNK)
+    """(Beyond one trip of the resident threads: 200 x 24,576 is 4.9 M floats.)"""
+    p = choose(200, 3 * dispatch.MIN_CHUNK)
     assert p.splits == 3 and p.chunk >= dispatch.MIN_CHUNK
 
 

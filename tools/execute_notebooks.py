@@ -2,6 +2,7 @@
 
     python tools/execute_notebooks.py            # in place, here
     python tools/execute_notebooks.py OUT_DIR    # executed copies into OUT_DIR (the GPU run)
+    python tools/execute_notebooks.py OUT_DIR 04 05   # only the notebooks whose names start so
 
 Prints each notebook's wall time; exits non-zero if a cell raised.
 """
@@ -14,8 +15,11 @@ from nbclient import NotebookClient
 
 here = Path(__file__).resolve().parent.parent / "notebooks"
 out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+only = tuple(sys.argv[2:])
 failed = False
 for path in sorted(here.glob("[0-9]*.ipynb")):
+    if only and not path.name.startswith(only):
+        continue
     nb = nbformat.read(path, as_version=4)
     start = time.time()
     try:
