@@ -741,6 +741,9 @@ def overhead_table(doc: dict) -> None:
     for r in rows:
         print(f"{r['M']:>6} x {r['K']:<5}{r['kernel_us']:>17.1f}{r['gemv_us']:>14.1f}{r['added_us']:>10.1f}"
               f"{r['torch_us']:>17.1f}{r['host_us_per_call']:>14.1f}")
+    print("added us: the median of the differences between a gemv call and the launch alone timed just before it")
+    for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
+        print(f"note: {note}")
 
 
 def _explorer_map(doc: dict, M: int, K: int):

@@ -218,11 +218,11 @@ nb.steps_table(ctx.recorded, M=2048)
 # - **Two loads in flight** is the large step at 32 and 64 threads. At 32 threads the model said stage 3 was
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
-#   fixed round leaves out (notebook 02), more loads in flight covered part of it. From 128 threads on (in this table, up to 256), the step
-#   shrinks to a percent or to a tie.
-# - **`__ldcg`** gains 1.6 to 3% at 32, 128 and 256 threads, beyond the quartiles and beyond how far ratios
-#   moved between two runs of the same record (the drift, printed below); at 64 threads its 0.6% is within
-#   that drift.
+#   fixed round leaves out (notebook 02), more loads in flight covered part of it. From 128 threads on (in
+#   this table, up to 256), the step shrinks to 2% or less, within the drift between runs (printed below).
+# - **`__ldcg`** gains 4% at 32 threads, beyond the quartiles and beyond how far ratios moved between two
+#   runs of the same record (the drift, printed below). At 64 threads it ties; at 128 and 256 its 1 to 2%
+#   is within that drift.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -234,11 +234,10 @@ nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.6 to 0.8% slower here
-# (beyond the quartiles at M = 16, and at M = 128 with 256 threads; a tie at M = 128 with 1024), where it
-# gained 1.6 to 3% at most block sizes of the headline shape. These costs are about the size of the drift
-# between runs: this run shows them, it does not show that they repeat. These shapes are where one block per row is the wrong
-# design altogether (notebook 05).
+# busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.6 to 0.9% slower here
+# (beyond the quartiles at M = 16, and at M = 128 with 256 threads; a tie at M = 128 with 1024). These
+# costs are well inside the drift between runs: this run shows them, it does not show that they repeat.
+# These shapes are where one block per row is the wrong design altogether (notebook 05).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between runs: the record timed the same kernels twice at the headline shape, minutes

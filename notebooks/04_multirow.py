@@ -202,12 +202,13 @@ nb.counters(ctx)
 
 # %% [markdown]
 # In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.78
-# times the L2 sectors (532.4 M against 299.5 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# times the L2 sectors (532.4 M against 299.6 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 and hits in the L1
-# far less often (the same table), and still ties with stage 4 in time.
+# far less often (the same table), and it is not slower: 1919 us against stage 4's 1960 in the counters'
+# own timing of one launch each.
 
 # %% [markdown]
 # ## Pitfall: 32-bit offsets

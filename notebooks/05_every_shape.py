@@ -107,7 +107,10 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # float4 loads need 16-byte aligned addresses. With K = 4099, row r starts at byte 4 · 4099 · r: only every
 # fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
-# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels):
+# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels). The head's and tail's floats are loaded
+# before the body's first trip and added after it, so that neither is a wait for memory of its own; the
+# file's comment gives what that changed in an exploration on the H200 (its logs are in
+# `tools/explore/round5/`, not re-run here):
 
 # %%
 from IPython.display import Code
@@ -132,8 +135,9 @@ print(lab.explain(big[:, 1:], torch.empty(4099, 1)))
 # %% [markdown]
 # ## Several rows per warp, for short rows
 #
-# When a row is too short to keep a block busy, G lanes take one row (G = 4 at K = 128: 32 floats each) and add their sums
-# with log2(G) shuffles: no shared memory, no barrier, a warp holds 32 / G rows. `gemvlab/cuda/rows_per_warp.cu`:
+# When a row is too short to keep a block busy, G lanes take one row and add their sums with log2(G)
+# shuffles: no shared memory, no barrier, a warp holds 32 / G rows. How many lanes depends on K and on
+# how much data there is (the rule, below). `gemvlab/cuda/rows_per_warp.cu`:
 
 # %%
 nb.show_source("rows_per_warp")
@@ -152,12 +156,19 @@ for kernel in ("split_k", "rows_per_warp"):
 # %% [markdown]
 # ## The rule
 #
-# `gemvlab/dispatch.py`, `choose()`: rows up to 2048 floats go to `rows_per_warp` with G from K; longer rows
-# to `split_k`, one block per row when the rows alone keep at least half of each SM's warp slots busy (enough
-# bytes in flight: half is the exploration's choice; Little's law alone would ask for fewer), else split
-# into stretches for about four waves. Each constant in `dispatch.py` cites the exploration it came from
-# (`tools/explore/h200-dispatch-round1.txt`, not printed here). Its choices and reasons on every shape of
-# the sweep:
+# `gemvlab/dispatch.py`, `choose()`:
+# - Rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much data
+#   there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
+#   trips to memory, so each lane gets at most one trip: G = 32 at K = 1024. With more data, a group's
+#   load instruction should cover at least a 128-byte line of its row (G ≥ 8), with about 32 floats per
+#   lane. Rows under 64 floats get 4 lanes.
+# - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
+#   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
+#   fewer). Otherwise they are split into stretches for about four waves. Where the rule splits little
+#   data (one trip of every resident thread, again), the stretches are one trip per thread.
+#
+# Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
+# and `tools/explore/round4` to `round6`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -176,8 +187,9 @@ nb.dispatch_table(ctx.recorded, "shape_best")
 _ = plots.plot_dispatch(ctx.recorded)
 
 # %% [markdown]
-# And on shapes the rule was not tuned on: a grid of M and K, and shapes outside the sweep (odd K, a few
-# rows, millions of rows), same run:
+# And on shapes beyond the sweep, same run: a grid of M and K, then shapes outside it (odd K, a few rows,
+# millions of rows). Some of them were among the shapes the explorations tuned the rule on; the last five
+# (500,000 × 200 to 123,457 × 777) were in none of them:
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -191,19 +203,27 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# Two kinds of miss. **Tiny shapes**, where a whole call takes a few microseconds: gemv's kernel takes
-# 1.0 to 1.8 us longer than cuBLAS's (the list above); this notebook does not take cuBLAS's
-# small-shape kernels apart. **Large shapes with short or odd rows, or very few rows** (K = 96, K = 257,
-# M = 3 and M = 64 with odd K): their cause is not established here. They differ from the shapes that pass
-# in more than one way (rows per warp, B read as scalars where it is not aligned like the rows, a scalar
-# head and tail per row), and separating those needs measurements this run did not make: the exercise
-# below is where to start.
+# All the misses are bandwidth misses, of two kinds:
+# - **Few long rows**: M = 3 and M = 64 with odd K (rows that do not start 16-byte aligned, B read as
+#   scalars), and M = 8. In the table above, the aligned shapes with 16 to 300 rows reach 0.91 to 0.94 of the
+#   ceiling: few rows sit near the bar even when aligned, and odd K costs a few percent more. What sets that
+#   cost is not separated here. The explorations tried reading B as aligned float4s shifted into place, and
+#   a head that runs to a 128-byte line; neither closed the gap (the kernel's comment above).
+# - **Rows under 64 floats** (K = 50): 4 lanes per row, 12 or 13 floats each.
+#
+# No shape is slower than torch.matmul beyond the quartiles. Three are slower in the median, though:
+# M = 1 at K = 65,536 and 1,048,576, and M = 16 at K = 65,536 (the explorer table). Their quartile ranges
+# are wide, several microseconds, and overlap torch.matmul's, so this run calls them ties. It does not
+# separate them.
 #
 # ## The cost of a call
 #
 # `lab.gemv(A, B)` checks its inputs and picks its plan once per layout (shape, strides, alignment, device),
 # then finds them in a dictionary on every later call. CUDA events around the whole call against events
-# around the launch alone, and torch.matmul's whole call:
+# around the launch alone, and torch.matmul's whole call. *added us* is the median of the differences
+# between a gemv call and the launch alone timed just before it, not the difference of the medians: timed
+# from an idle GPU, a call's time varies from sample to sample by far more than the Python it is meant to
+# show (the note under the table says which run these numbers come from):
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -215,8 +235,8 @@ nb.overhead_table(ctx.recorded)
 # than the same kernel in the sweep above, where each launch is queued behind an L2 flush that keeps the
 # GPU busy meanwhile (not separated here).
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# longer than that kernel's time in the sweep (8.1 us), so back-to-back calls of that size would spend
-# more time in Python than on the GPU (not measured as a loop here).
+# longer than that kernel's time in the explorer table (5.2 us), so back-to-back calls of that size would
+# spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
@@ -249,10 +269,9 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.08 times its time (the ratio column), the largest at K = 4099 (1.08, rows not 16-byte aligned) and
-# K = 128 (1.07, the shortest rows). The shapes that
-# miss their bar (above) are where this model, without a per-block cost or a per-SM limit, has nothing to
-# say.
+# to 1.13 times its time (the ratio column). The largest is at K = 4099 (1.13, rows not 16-byte aligned),
+# then M = 16 (1.06, few rows). The shapes that miss their bar (above) are where this model has nothing to
+# say: it has no per-block cost, no per-SM limit, and no cost for rows that do not start aligned.
 #
 # ## Exercise
 #

@@ -23,9 +23,9 @@
 //    global") loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
-//    it gained 1.6 to 3% at 32, 128 and 256 threads. At 16 and 128 rows it was
-//    0.6 to 0.8% slower or tied, differences about the size of the drift
-//    between runs (notebook 03).
+//    it gained 4% at 32 threads; at 64, 128 and 256 it tied or gained 1 to 2%,
+//    and at 16 and 128 rows it was up to 0.9% slower or tied, all within the
+//    drift between runs (notebook 03).
 //    B's loads stay plain.
 //
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32

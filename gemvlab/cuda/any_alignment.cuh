@@ -32,10 +32,10 @@
 // separated.
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
-// out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: it
-// gained 1.6 to 3% at 32, 128 and 256 of the four block sizes measured with 2048 rows; at 16
-// and 128 rows it was under 1% slower or tied, about the drift between runs. Not measured
-// separately for these kernels).
+// out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: with
+// 2048 rows it gained 4% at 32 threads and tied or gained within the drift between runs at 64,
+// 128 and 256; at 16 and 128 rows it was under 1% slower or tied. Not measured separately for
+// these kernels).
 #pragma once
 #include <cuda_runtime.h>
 
