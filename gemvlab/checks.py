@@ -80,7 +80,7 @@ def check_alignment(A, B, K: int) -> None:
     if K % 4:
         raise GemvInputError(
             f"K = {K} is not a multiple of 4: the float4 stages read 4 floats at a time and row r starts "
-            f"at r * K floats, so most rows would not be 16-byte aligned. Pad K with zeros "
+            f"at r * K floats, so some rows would not be 16-byte aligned (three in four for odd K). Pad K with zeros "
             f"(gemvlab.pad_k(A, B)) or use stage 'coalesced', which takes any K")
 
 

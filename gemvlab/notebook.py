@@ -193,7 +193,8 @@ def model_inputs(ctx: Context) -> None:
     if mem.get("far_latency_ns"):
         print(f"memory latency, one dependent load at a time, random 128-byte lines over {mem['far_bytes'] / 2**30:.0f} GiB "
               f"(at most {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
-              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses for coalesced loads")
+              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses for coalesced loads (a random chase may also "
+              f"miss in the TLB, which streaming loads mostly do not: not separated)")
         print(f"  over 256 MiB instead: {mem['dram_latency_ns']:.0f} ns ({mem['dram_latency_cycles']:.0f} SM clocks at "
               f"{mem['sm_clock_mhz']} MHz); at most about {l2 / 2**28:.0%} of those loads can hit the L2 (its share of the buffer, not measured)")
     else:
@@ -558,7 +559,7 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
               f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
           f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
-          f"above 1 on tiny shapes, where the ceiling's own launch dominates)  [{results.label(doc)}]")
+          f"above 1 on small shapes, where the ceiling's fixed cost per launch is a large share)  [{results.label(doc)}]")
 
 
 def _launch_us(doc: dict) -> float:
@@ -682,7 +683,7 @@ def matmul_overhead(ctx: Context) -> None:
     from .profile import short_name
 
     print(f"{short_name(k['name'])}: {blocks:,} blocks of {k['block'][0]} threads, {4 * M * K / blocks / 1024:.0f} KiB of A "
-          f"each; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}): {waves} waves of {slots:,}")
+          f"each on average; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}): {waves} waves of {slots:,}")
     print(f"{k['us'] / 1e3:.3f} ms, against {at_ceiling:.3f} ms to read A at the read ceiling: {extra:.3f} ms more, "
           f"{extra * 1e3 / waves:.2f} us per wave  [{results.label(doc)}]")
     st = next((r for r in results.headline(doc)["stages"] if r["stage"] == "warp_shuffle"), None)

@@ -24,8 +24,9 @@
 # - the two numbers to work out before writing any kernel: the bytes that must move, and the floor time they imply;
 # - a model that predicts a kernel's time from what it keeps in flight (Little's law), shown before the
 #   measurement (for this first stage, two of its inputs were chosen after it was measured: said where);
-# - a first kernel that is correct and slow, and why: too few bytes in flight, and an L1 cache that looks up
-#   one cache line per clock when every lane of a warp reads a different row;
+# - a first kernel that is correct and slow, and why: too few bytes in flight, and an L1 cache that, by a rate
+#   fitted to this notebook's block-size sweep, handles about one cache line per clock when every lane of a
+#   warp reads a different row;
 # - what a CUDA kernel does with CPU pointers, and why one faulting launch breaks every CUDA call after it.
 #
 # Every number printed below says where it comes from: **live** on this machine's GPU, or **recorded** on an
@@ -255,8 +256,7 @@ nb.pitfall(ctx, "sticky_error")
 # kernel reached is not printed here. What the demos do show is that the same bug gives different errors,
 # or none: told only twice the rows, so that it reads 1 MiB past A, the same kernel reports nothing at all.
 # No fault means every address it read was mapped for this process, so the rows past A were summed from
-# memory that is not A's, silently (the *result* line prints C[0], row 0, which is inside A: it shows only
-# that the kernel finished).
+# memory that is not A's, silently (the *result* line: rows 64 to 127, all past A, came back finite).
 
 # %%
 nb.pitfall(ctx, "small_overrun")

@@ -207,16 +207,15 @@ nb.pitfall(ctx, "not_power_of_two")
 # value left by an earlier block, or by an earlier kernel that used the same shared memory for something
 # else. Any 32 bits read as a float; where they happen to be a NaN pattern, the row's sum becomes NaN. The
 # demo runs the tree five times on the same inputs, then after a kernel that leaves 0.0 in the shared-memory
-# arrays of four blocks per SM, then after one that leaves NaN there (the recorded labels say "every
-# shared-memory slot"; the demo fills only those arrays, and its label now says so):
+# arrays of four blocks per SM, then after one that leaves NaN there:
 
 # %%
 nb.pitfall(ctx, "missing_sync")
 
 # %% [markdown]
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before; leaving 0.0
-# there makes no difference this single run can tell from the five before it (whose counts fell from run
-# to run). The answer
+# there makes no difference this single run can tell from the five before it (whose counts varied from
+# run to run). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:
 

@@ -247,8 +247,9 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# Most kernels moved by under 1%, torch.matmul by more. So a step of 1 to 3% that holds within a run is a
-# measured difference for that run; to trust it across runs, repeat the comparison.
+# Four of the six moved by under 1%; the coalesced stage by 2.6% and torch.matmul by 1.6%. So a step of 1
+# to 3% that holds within a run is a measured difference for that run; to trust it across runs, repeat the
+# comparison.
 #
 # ## What the L1 hint does, counted
 #
@@ -261,8 +262,10 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 
 # %% [markdown]
 # The same L1 sectors either way (the loads of A still pass through the L1); with `__ldcg` slightly more of
-# them hit (they are B's: A's are never reused) and slightly fewer are read from the L2, and the launch took
-# less time: the few percent the steps table measured, and a mechanism consistent with it.
+# them hit (they are B's: A's are never reused) and slightly fewer are read from the L2. In time, the
+# counters' own single launches went the other way (the *time us* column: `__ldcg` took about 1% longer),
+# and the steps table at 256 threads measured a 1% gain within the drift: the counters show the cache
+# effect, not a gain in time. Only at 32 threads did `__ldcg` gain beyond the drift (the steps table).
 
 # %% [markdown]
 # ## Registers, waves, and the model
@@ -281,10 +284,11 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads keep no more in flight than 2. In the sweep, 4 loads are slower than 2 at 128 threads (by 6%) and
-# at 512 (0.9%), within the drift between runs at 256 (0.7%), and 0.9% faster at 1024. The model below
-# explains the 512-thread case: its sixth wave is 17% full and keeps too few bytes in flight to read at the
-# ceiling (the wave-by-wave view at the end of the next cell). It does not explain 128 or 1024.
+# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads are 6% slower than 2
+# at 128 threads (2.032 against 1.924 ms, beyond the ± ranges); at 256, 512 and 1024 the ranges overlap or
+# touch: ties. The model below predicts 1.2% more time for 4 loads at 512 threads, from a sixth wave that is
+# 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave view at the end of the
+# next cell), a difference this sweep cannot resolve. It does not explain the 6% at 128.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -307,8 +311,8 @@ nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 # Where the model is bound by the read ceiling, its waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
-# at 32 threads, bound by bytes in flight in the model, and at 64; stage 4 at 32 threads; 4 loads at 128;
-# 2 loads at 1024), the model does not explain the difference; the assumption in question is notebook 02's:
+# at 32 threads, bound by bytes in flight in the model, at 64 and at 128; stage 4 at 32 threads; 4 loads
+# at 128 and 1024; 2 loads at 1024), the model does not explain the difference; the assumption in question is notebook 02's:
 # a fixed round per load, with no growth under load and no other work between loads. (Once a kernel is
 # ceiling-bound, the *implied latency* is the wait that the model's bytes in flight would imply at the
 # measured bandwidth, queueing included: it no longer says anything about the idle latency, or whether

@@ -59,7 +59,7 @@ nb.two_numbers(ctx)
 #
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
 # reusing B saves mostly L2 and L1 traffic. The memory bytes it could save are B's re-reads from DRAM: in
-# the counters further down, each kernel reads 30 to 60 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
+# the counters further down, each kernel reads 24 to 58 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -157,8 +157,8 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 ties with it or trails it slightly (the guide writes "tie" where the
-#   fastest stage's quartiles overlap another's).
+#   or near the read ceiling; stage 5 trails it by 0.8 to 5% in these medians (no quartiles are printed
+#   here, so how close is close enough is not tested).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above): the cost is per block, and stage 5's rows per block make fewer
 #   blocks.
@@ -181,9 +181,9 @@ nb.which_kernel(ctx.recorded)
 nb.matmul_kernels(ctx)
 
 # %% [markdown]
-# cuBLAS splits each row into `grid.x` stretches: its first kernel's grid has grid.x × 2048 blocks of 128
-# threads, each summing K / grid.x floats of A with the same stretch of B, and a second kernel adds the
-# partial sums. Its time beyond what reading A at the read ceiling takes, and that excess averaged over the
+# cuBLAS's grid suggests it splits each row into `grid.x` stretches: its first kernel has grid.x × 2048
+# blocks of 128 threads, each presumably summing K / grid.x floats of A with the same stretch of B (the
+# profile shows the grid, not which floats each block reads), and a second kernel adds the partial sums. Its time beyond what reading A at the read ceiling takes, and that excess averaged over the
 # rounds of resident blocks its grid needs (an average, not a measured cost per round):
 
 # %%

@@ -108,8 +108,9 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
 # (`gemvlab/cuda/any_alignment.cuh`, included by both kernels). The head's and tail's floats are loaded
-# before the body's first trip and added after it, so that neither is a wait for memory of its own; the
-# file's comment gives what that changed in an exploration on the H200 (its logs are in
+# before the body's first trip and added after it, so that neither is a wait for memory of its own, and
+# the body's last trip loads what is left with predicated loads. The file's comment gives what the two
+# changes together did in an exploration on the H200 (they were not timed apart; the logs are in
 # `tools/explore/round5/`, not re-run here):
 
 # %%
@@ -118,10 +119,11 @@ Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
 
 # %% [markdown]
 # B is read at the same columns as A. Where B is aligned exactly where every row of A is, its body is float4s
-# too; otherwise four scalar loads per float4 of A. Where many rows share B, B comes mostly from the L1 or
-# L2, and the scalar path costs instructions and L1 lookups (each scalar load's lanes are 16 bytes apart),
-# not DRAM bytes; where rows are few, B is read from DRAM like A. What it costs in time is not separated
-# here. What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
+# too; otherwise four scalar loads per float4 of A. Where many rows share B, B should come mostly from the
+# L1 or L2, so that the scalar path costs instructions and L1 lookups (each scalar load's lanes are 16
+# bytes apart) rather than DRAM bytes; where rows are few, B is read from DRAM like A. Both are
+# expectations: no counters for the dispatcher's scalar path are shown here, and what it costs in time is
+# not separated. What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
 # (CPU tensors are enough: `explain` needs no GPU):
 
 # %%
@@ -159,13 +161,15 @@ for kernel in ("split_k", "rows_per_warp"):
 # `gemvlab/dispatch.py`, `choose()`:
 # - Rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much data
 #   there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
-#   trips to memory, so each lane gets at most one trip: G = 32 at K = 1024. With more data, a group's
-#   load instruction should cover at least a 128-byte line of its row (G ≥ 8), with about 32 floats per
-#   lane. Rows under 64 floats get 4 lanes.
+#   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
+#   With more data, a group's load instruction should cover at least 128 contiguous bytes of its row
+#   (G ≥ 8), with about 32 floats per lane. Rows under 64 floats get 4 lanes.
 # - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
-#   fewer). Otherwise they are split into stretches for about four waves. Where the rule splits little
-#   data (one trip of every resident thread, again), the stretches are one trip per thread.
+#   fewer). Otherwise they are split into stretches for about four waves, but no stretch is shorter than
+#   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
+#   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
+#   every resident thread, again), the stretches are one trip per thread instead.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
 # and `tools/explore/round4` to `round6`, not printed here). Its choices and reasons on every shape of the sweep:
@@ -205,10 +209,11 @@ nb.dispatch_misses(ctx.recorded)
 # %% [markdown]
 # All the misses are bandwidth misses, of two kinds:
 # - **Few long rows**: M = 3 and M = 64 with odd K (rows that do not start 16-byte aligned, B read as
-#   scalars), and M = 8. In the table above, the aligned shapes with 16 to 300 rows reach 0.91 to 0.94 of the
-#   ceiling: few rows sit near the bar even when aligned, and odd K costs a few percent more. What sets that
-#   cost is not separated here. The explorations tried reading B as aligned float4s shifted into place, and
-#   a head that runs to a 128-byte line; neither closed the gap (the kernel's comment above).
+#   scalars, at 0.882 and 0.877), and M = 8 with aligned rows (0.890). In the table above, the aligned
+#   few-row shapes held to the bandwidth bar, from 16 to 300 rows, reach 0.91 to 0.94: few rows sit near the
+#   bar even when aligned. This run does not separate a cost of odd K from a cost of few rows. The
+#   explorations tried reading B as aligned float4s shifted into place, and a head that runs to a 128-byte
+#   line; neither closed the gap (the kernel's comment above).
 # - **Rows under 64 floats** (K = 50): 4 lanes per row, 12 or 13 floats each.
 #
 # No shape is slower than torch.matmul beyond the quartiles. Three are slower in the median, though:
@@ -269,8 +274,9 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.13 times its time (the ratio column). The largest is at K = 4099 (1.13, rows not 16-byte aligned),
-# then M = 16 (1.06, few rows). The shapes that miss their bar (above) are where this model has nothing to
+# to 1.13 times its time (the ratio column). The largest is at 4096 × 4099 (1.13), a 20-us shape where the
+# assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) ties with
+# it by quartiles, so the ratio is not shown to come from the odd K. Next is M = 16 (1.06, few rows). The shapes that miss their bar (above) are where this model has nothing to
 # say: it has no per-block cost, no per-SM limit, and no cost for rows that do not start aligned.
 #
 # ## Exercise

@@ -29,7 +29,7 @@ def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G)
     p = choose(1_000_000, K)
     assert (p.kernel, p.lanes_per_row, p.block) == ("rows_per_warp", G, dispatch.ROWS_BLOCK)
     assert p.grid == -(-1_000_000 // (dispatch.ROWS_BLOCK // G))
-    assert "128-byte line" in p.describe() or K < 64
+    assert "128 contiguous bytes" in p.describe() or K < 64
 
 
 @pytest.mark.parametrize("M,K,G", [(1, 1, 4), (5, 3, 4), (16, 128, 8), (100, 100, 8), (8192, 128, 8),

@@ -23,9 +23,10 @@
 //    global") loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
-//    it gained 4% at 32 threads; at 64, 128 and 256 it tied or gained 1 to 2%,
-//    and at 16 and 128 rows it was up to 0.9% slower or tied, all within the
-//    drift between runs (notebook 03).
+//    it gained 4% at 32 threads, beyond the quartiles and the drift between
+//    runs; at 64, 128 and 256 it tied or gained 1 to 2%, and at 16 and 128
+//    rows it was up to 0.9% slower or tied, all within the drift (notebook 03).
+//    Under Nsight Compute, one launch each at 256 threads, it took 1% longer.
 //    B's loads stay plain.
 //
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
@@ -105,7 +106,8 @@ int launch(const float* A, const float* B, float* C, long long M, long long K, i
     return (int)cudaGetLastError();
 }
 
-// Stage 4. `variant` is LOADS, the number of float4 loads of A each thread keeps in flight.
+// Stage 4. `variant` is LOADS, the float4 loads of A per thread per trip in the source (ptxas
+// issues 2 of them before the first use for LOADS = 2, 4 and 8: see above).
 extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, long long M,
                                    long long K, int block, int variant, cudaStream_t stream) {
     return launch<true>(A, B, C, M, K, block, variant, stream);

@@ -13,11 +13,12 @@
 // memory of its own: the head's multiply needs its load before the body starts, and the tail's
 // loads go out only after the body's last trip. The body's last trip loads what is left with
 // predicated loads (a load whose index is past the end is not made), rather than a separate
-// loop one float4 at a time. On the H200 (tools/explore/round5/round5.txt: both ways timed
-// round-robin, over every lanes-per-row, loads and block size tried) the median configuration
-// took 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96 and 4% less at
+// loop one float4 at a time. On the H200, the two changes together (tools/explore/round5/
+// round5.txt: both ways timed round-robin, over every lanes-per-row, loads and block size tried;
+// the two were not timed apart) made the median configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96 and 4% less at
 // 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2 loads, it was a
-// tie (1877.8 against 1876.0 us).
+// tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no head or tail, so
+// there the gain can only come from the predicated last trip.
 //
 // B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
 // as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
@@ -26,9 +27,10 @@
 // two aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a tie at
 // 64 x 1,000,003, 3% slower at 1,000,000 x 257). A head that runs on to the next 128-byte line,
 // so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was mixed
-// in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted. Rows that do not start
-// on a 128-byte line cost a few percent all the same (tools/explore/round5/round5.txt: M = 1,000,000 at K = 260, 16-byte
-// aligned, 238.4 us, as slow as K = 257's 238.9, against 230.0 at K = 256); the cause is not
+// in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted. Rows
+// that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K = 260
+// took 238.4 us, 2% more time per byte than K = 256's 230.0 (tools/explore/round5/round5.txt),
+// but one of its lanes also needs a third trip for the row's 65th float4, so the cause is not
 // separated.
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it

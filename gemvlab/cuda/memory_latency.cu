@@ -7,9 +7,12 @@
 // neither the caches' neighbours nor a prefetcher help; __ldcg skips the L1. With a buffer
 // four times the L2, at most about a quarter of the lines can still be in the L2 when the chain
 // comes back to them (an estimate from the sizes, not measured); over all of A (8 GiB), at most
-// 1%: that is the latency the model uses for coalesced loads. With a buffer a fraction of the
-// L2, the loads go to the L2. pointer_chase_warp (below) is the naive stage's case: 32 lanes,
-// each chasing its own chain, so that each load instruction reads 32 unrelated lines.
+// 1%: that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
+// also miss in the address translation caches (TLB), which loads streaming through A mostly do
+// not: not separated here, so this latency may be an overestimate for coalesced loads. With a
+// buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) is the naive
+// stage's case: 32 lanes, each at its own place in one chain, so that each load instruction
+// reads 32 unrelated lines.
 // The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
 #include <cuda_runtime.h>
 

@@ -8,7 +8,8 @@
 //  * read_rows: one block per row, the block striding along its row: the
 //    GEMV stages' own pattern, minus B. Fastest where rows are long.
 //  * read_grid: A as one flat array, a fixed grid striding over all of it.
-//    Fastest where rows are short (K = 128) or K % 4 != 0.
+//    Fastest where rows are short (K = 128), and the only one that runs where
+//    K % 4 != 0.
 // Plain loads: the __ldcs (evict-first) hint read 1.4% slower when the L2 held
 // dirty lines, and gained nothing when it did not (the same exploration files).
 #include <cuda_runtime.h>

@@ -8,8 +8,10 @@
 // holds 32 / G rows and a block of 128 threads 128 / G, each lane has up to 4 independent float4
 // loads per trip, and the group adds its G sums with log2(G) shuffles, without shared memory or
 // a barrier. The dispatcher picks G from K and from how much data there is (gemvlab/dispatch.py,
-// rows_lanes): few trips per lane when the whole matrix fits in one trip of the GPU's resident
-// threads, else a group's load instruction covering at least one 128-byte line of its row.
+// rows_lanes): when the whole matrix fits in one trip of the GPU's resident threads, as few
+// trips per lane as G <= 32 allows (one up to K = 512, two at K = 1024); else at least 8 lanes,
+// so that a group's load instruction covers 128 contiguous bytes of its row, and about 32
+// floats per lane.
 //
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.

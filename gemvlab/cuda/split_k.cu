@@ -2,18 +2,21 @@
 // the stretches of each row in a fixed order.
 //
 // One block per row (stages 2 to 5) needs many rows: M = 16 rows make 16 blocks, and 116 of
-// the H200's 132 SMs get nothing to do; M = 1 leaves 131 idle (stage 4 took 3.9 ms at M = 1,
+// the H200's 132 SMs get nothing to do; M = 1 leaves 131 idle (stage 4 took 4.0 ms at M = 1,
 // K = 2^26, where the read ceiling is 0.06 ms). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
-// blocks: with 8 blocks resident per SM on 132 SMs, M = 16 gets 264 stretches per row, 4224
-// blocks. With SPLITS = 1 this is one block per row, stage 4's design, writing C directly;
+// blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
+// and long but few rows may get fewer than four waves): with 8 blocks resident per SM on 132
+// SMs, M = 16 and K = 2^24 get 264 stretches per row, 4224 blocks. Where A is small enough for
+// one trip of every resident thread, the stretches are shorter: one trip per thread. With SPLITS = 1 this is one block per row, stage 4's design, writing C directly;
 // either way it takes rows that start anywhere (any_alignment.cuh).
 //
-// Block b works on stretch s = b / M of row r = b % M: consecutive blocks share a stretch, so
-// the blocks running at the same moment read the same stretch of B, so that the L2 can hold it
-// for all of them even when B (K floats) is larger than the L2 itself (the intent; not
-// measured with counters here).
+// Block b works on stretch s = b / M of row r = b % M: groups of M consecutive blocks share a
+// stretch, so the blocks resident at one moment (1056 on the H200) cover a window of about
+// 1056 / M stretches of B (17 MB at M = 16, K = 2^24), which the L2 can hold for all the rows
+// sharing it even when B (K floats) is larger than the L2 itself (the intent; not measured with
+// counters here).
 //
 // Deterministic: no float atomics. Each stretch's sum goes to partials[r * SPLITS + s]; the
 // reduce kernel adds a row's partials in one fixed order, so the same inputs give the same
