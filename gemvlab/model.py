@@ -165,6 +165,8 @@ class Prediction:
             lines.append(f"  {name}: {w.blocks:,} blocks, {w.warps_per_sm:.1f} warps/SM, "
                          f"{w.in_flight_bytes / 2**20:.2f} MiB in flight -> {w.GBps:,.0f} GB/s ({w.bound}), "
                          f"{w.ms:.3f} ms")
+        rest_ms = self.ms - sum(w.ms for w in self.waves)
+        lines.append(f"  B and C, {4 * (self.K + self.M) / 1e6:,.1f} MB, at the read ceiling: {rest_ms:.3f} ms")
         lines.append(f"  predicted: {self.ms:.3f} ms ({self.GBps:,.0f} GB/s; read ceiling {self.ceiling_GBps:,.0f} GB/s)")
         return "\n".join(lines)
 

@@ -699,7 +699,8 @@ def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
     inputs = model.machine_inputs(doc)
     st = get_stage(stage)
     print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
-    print("(GB/s per busy SM counts A once and B once per block: every block reads all of B)")
+    print("(model ms: A wave by wave at what its bytes in flight allow, capped by the read ceiling, plus B and C read "
+          "once at the read ceiling; GB/s per busy SM counts A once and B once per block: every block reads all of B)")
     print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/busy SM':>15}{'waves':>7}"
           f"{'model ms':>10}{'measured':>10}{'ratio':>7}{'GB/s per busy SM':>18}")
     for M, K in results.shapes(doc):

@@ -153,7 +153,9 @@ nb.sweep_model(ctx, "coalesced")
 # model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
 # column is Little's law run backwards from the measurement: the latency at which these bytes in flight
 # would give the measured bandwidth: the model's miss expressed as a latency, not a measured one. It sits
-# above the chased latency, and rises with the bytes in flight. Two candidates, neither measured here: the
+# above the chased latency, and rises from 371 to 421 ns as the bytes in flight go from 0.25 to 1.0 MiB
+# (the column divides the first wave's bytes in flight by the measured bandwidth; where a last wave is
+# partly empty, the average bytes in flight are lower, and so would be the latency they imply). Two candidates, neither measured here: the
 # latency grows under load (queueing in the memory system is the usual reason), or a warp spends time
 # between its loads that the model leaves out (its loads of B, its arithmetic). Either way, stage 2 is short of
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more

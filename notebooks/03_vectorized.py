@@ -137,7 +137,8 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 # - **A past the L1.** Every block reads all of B (4 MiB), so B's lines in an SM's L1 cache can serve the
 #   other blocks on that SM, as long as nothing pushes them out. A's bytes are each used once, yet a plain
 #   load caches them in the L1 too. `__ldcg` ("cache global") loads A without caching it in the L1 (the
-#   loads still pass through it); B keeps its plain load.
+#   loads still pass through it); B keeps the default caching (the compiler reads it through the read-only
+#   path, `LDG.E.128.CONSTANT`, as the SASS below shows).
 #
 # The stage's `.cu` file keeps the last change behind a switch (`A_PAST_L1`), so that each change can be
 # measured on its own. The model for stage 4 at the stage table's configuration:
@@ -286,7 +287,8 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads issue no more loads of A before their first use than 2. In the sweep, 4 loads are 6% slower than 2
 # at 128 threads (2.032 against 1.924 ms, beyond the ± ranges); at 256, 512 and 1024 the ranges overlap or
-# touch: ties. The model below predicts 1.2% more time for 4 loads at 512 threads, from a sixth wave that is
+# touch: ties. The model (below; no fitted inputs, but shown after the sweep) gives 1.2% more time for 4
+# loads at 512 threads, from a sixth wave that is
 # 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave view at the end of the
 # next cell), a difference this sweep cannot resolve. It does not explain the 6% at 128.
 
@@ -329,8 +331,10 @@ nb.block_slider(ctx, "warp_shuffle")
 nb.look_back(ctx, upto=4)
 
 # %% [markdown]
-# Stages 3 and 4 were predicted at the read ceiling and measured 1.02 to 1.03 times its time. The last few
-# percent between them and the read-only pass are not in the model, and not separated here.
+# Stages 3 and 4 were predicted at the read ceiling and measured 1.02 to 1.03 times its time. The model
+# assumes that a kernel reading A at the ceiling pays nothing for B's re-reads from the L1 and L2 (as many
+# L1 sectors as A's in the counters above), for its reduction, or for its launch. The few percent are not
+# separated among these.
 #
 # ## Exercise
 #

@@ -69,9 +69,9 @@ nb.predict(ctx, "multirow")
 
 # %% [markdown]
 # With K = 128 a row is 512 bytes: one block per row gives 2 million blocks of 128 floats each, and each
-# block has a fixed cost (it is scheduled, reduces, writes); several rows per block make fewer blocks. The
-# model has no term for a block's fixed cost, so it cannot price that case: the shape sweep below measures
-# it.
+# block presumably has a fixed cost (it is scheduled, reduces, writes); several rows per block make fewer
+# blocks. The model has no term for a block's fixed cost, so it cannot price that case: the shape sweep
+# below measures the kernels' times there, not the cost per block itself.
 
 # %%
 nb.show_diff("warp_shuffle", "multirow")
@@ -157,14 +157,15 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 trails it by 0.8 to 5% in these medians (no quartiles are printed
-#   here, so how close is close enough is not tested).
+#   or near the read ceiling; stage 5 is within 0.8% of it at the headline and at 1024 × 262,144 (inside
+#   the drift between runs; the stage table calls the headline a tie) and trails by 4 to 5% at 16384² and
+#   8192² (no quartiles are printed here).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
-#   time there (the shape table above): the cost is per block, and stage 5's rows per block make fewer
-#   blocks.
-# - **Few rows** (M = 16 and M = 1): no stage is good, and stage 5 trails stage 4 by more than its
-#   smaller grid explains. At M = 16, 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16: at
-#   most a factor of 2, and the gap is larger. Stage 5 also issues 1 load of A before its first use where
+#   time there (the shape table above), which is what a cost per block would give (not measured apart),
+#   and stage 5's rows per block make fewer blocks.
+# - **Few rows** (M = 16 and M = 1): no stage is good. At M = 16 stage 5 trails stage 4 by more than its
+#   smaller grid explains: 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16, at most a
+#   factor of 2, and the gap is larger. At M = 1 both launch one block, and stage 5 is still 2.6x slower. Stage 5 also issues 1 load of A before its first use where
 #   stage 4 issues 2 (the SASS counts above), and at M = 1 its one block still loads the only row twice
 #   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only
 #   splitting K across blocks fixes few rows: notebook 05. At M = 128, stage 4 (128 blocks for 132 SMs:
@@ -290,8 +291,9 @@ print("\n".join(source.splitlines()[:6]))
 # %% [markdown]
 # To submit it, give this file to KernelBench as the solution of level 1, problem 4
 # (`4_Matrix_vector_multiplication_`). On a GPU, `python -m gemvlab kernelbench --check
-# solution_warp_shuffle.py` checks it against torch.matmul and times both the way KernelBench does (the
-# mean of 100 CUDA-event trials after warm-up, the L2 flushed before each).
+# solution_warp_shuffle.py` checks it against torch.matmul and times both with gemvlab's reimplementation
+# of KernelBench's timing (the mean of 100 CUDA-event trials after warm-up, the L2 flushed before each),
+# not with KernelBench's own harness.
 #
 # ## Exercise
 #

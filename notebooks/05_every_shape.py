@@ -63,8 +63,8 @@ nb.one_kernel_every_shape(ctx)
 
 # %% [markdown]
 # Three ways to fail show up in that table:
-# - **Too few blocks.** M = 16 rows are 16 blocks: 116 of 132 SMs get none, and a busy SM holds only one
-#   block's warps. M = 1 leaves 131 SMs idle. The model is optimistic here (the ratio column): it assumes
+# - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
+#   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131 SMs idle. The model is optimistic here (the ratio column): it assumes
 #   a busy SM can take any share of the bandwidth its bytes in flight allow, and the *GB/s per busy SM*
 #   column shows what one SM actually pulled.
 # - **One block per SM.** M = 128 rows give 128 blocks for 132 SMs (the model assumes one per SM and 4
@@ -72,9 +72,10 @@ nb.one_kernel_every_shape(ctx)
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher's split-K uses
 #   256-thread blocks, for which 128 rows are too few). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
-# - **The fixed cost of a block.** At K = 128 each block reads 512 bytes, then reduces across its warps and
-#   retires. The model has no term for that cost and is far too optimistic there (the ratio column); stages
-#   2 to 4 all take about the same time at this shape (notebook 04's shape table), whatever their loads.
+# - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
+#   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
+#   there (the ratio column); stages 2 to 4 all take about the same time at this shape (notebook 04's shape
+#   table), whatever their loads, as a cost per block would make them.
 #
 # ## Split-K: blocks for every SM however few the rows
 #
@@ -107,9 +108,10 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # float4 loads need 16-byte aligned addresses. With K = 4099, row r starts at byte 4 · 4099 · r: only every
 # fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
-# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels). The head's and tail's floats are loaded
-# before the body's first trip and added after it, so that neither is a wait for memory of its own, and
-# the body's last trip loads what is left with predicated loads. The file's comment gives what the two
+# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels). In the source, the head's and tail's
+# floats are loaded before the body's first trip and added after it, and the body's last trip loads what
+# is left with predicated loads. As compiled, the head and tail are one wait for memory before the body
+# rather than one before and one after it (the file's comment says how that was read; not printed here). The file's comment gives what the two
 # changes together did in an exploration on the H200 (they were not timed apart; the logs are in
 # `tools/explore/round5/`, not re-run here):
 
@@ -199,7 +201,8 @@ _ = plots.plot_dispatch(ctx.recorded)
 nb.dispatch_table(ctx.recorded, "explorer")
 
 # %% [markdown]
-# The *bar* column holds each shape to two marks: at least torch.matmul's speed everywhere, and at least
+# The *bar* column holds each shape to two marks: at least torch.matmul's speed everywhere (in kernel time
+# per launch, as timed in these tables: events around one launch, the L2 flushed before it), and at least
 # 0.91 of the read ceiling's bandwidth where A and B are too large for the L2 to help. The shapes that
 # miss one, listed:
 
@@ -209,14 +212,16 @@ nb.dispatch_misses(ctx.recorded)
 # %% [markdown]
 # All the misses are bandwidth misses, of two kinds:
 # - **Few long rows**: M = 3 and M = 64 with odd K (rows that do not start 16-byte aligned, B read as
-#   scalars, at 0.882 and 0.877), and M = 8 with aligned rows (0.890). In the table above, the aligned
-#   few-row shapes held to the bandwidth bar, from 16 to 300 rows, reach 0.91 to 0.94: few rows sit near the
-#   bar even when aligned. This run does not separate a cost of odd K from a cost of few rows. The
-#   explorations tried reading B as aligned float4s shifted into place, and a head that runs to a 128-byte
-#   line; neither closed the gap (the kernel's comment above).
+#   scalars, at 0.882 and 0.877), and M = 8 with aligned rows (0.890). In the explorer table, the aligned
+#   shapes with 16 to 300 rows held to the bandwidth bar reach 0.91 to 0.94; in the sweep, 128 × 2,097,152
+#   reaches 0.952 and 1 × 67,108,864 0.974, so few rows alone do not set the gap. This run does not
+#   separate a cost of odd K from a cost of few rows. The explorations tried reading B as aligned float4s
+#   shifted into place, and a head that runs to a 128-byte line; neither was adopted (the kernel's comment
+#   above gives their effect on the shapes tried; whether either would reach 0.91 on these is not shown).
 # - **Rows under 64 floats** (K = 50): 4 lanes per row, 12 or 13 floats each.
 #
-# No shape is slower than torch.matmul beyond the quartiles. Three are slower in the median, though:
+# In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
+# Python is another matter: the next section). Three are slower in the median, though:
 # M = 1 at K = 65,536 and 1,048,576, and M = 16 at K = 65,536 (the explorer table). Their quartile ranges
 # are wide, several microseconds, and overlap torch.matmul's, so this run calls them ties. It does not
 # separate them.
@@ -227,8 +232,8 @@ nb.dispatch_misses(ctx.recorded)
 # then finds them in a dictionary on every later call. CUDA events around the whole call against events
 # around the launch alone, and torch.matmul's whole call. *added us* is the median of the differences
 # between a gemv call and the launch alone timed just before it, not the difference of the medians: timed
-# from an idle GPU, a call's time varies from sample to sample by far more than the Python it is meant to
-# show (the note under the table says which run these numbers come from):
+# from an idle GPU, the medians moved by tens of microseconds between runs (the note under the table, which
+# also says which run these numbers come from), far more than the Python they are meant to show:
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -236,9 +241,12 @@ nb.overhead_table(ctx.recorded)
 # %% [markdown]
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event fires before the launch reaches the GPU, and even the
-# *launch alone* column includes the launch's way from Python to the GPU: the likely reason it is longer
-# than the same kernel in the sweep above, where each launch is queued behind an L2 flush that keeps the
-# GPU busy meanwhile (not separated here).
+# *launch alone* column includes the launch's way from Python to the GPU. It is longer than the same
+# kernel in the sweep and explorer tables, where each launch is queued behind an L2 flush that keeps the
+# GPU busy meanwhile, by 15.9 us at 4096 × 4096 (35.8 against 19.9) and 25.0 us at 1024 × 1024 (30.2
+# against 5.2): not a fixed cost, and not explained here (an idle GPU's clocks, the L2's state without a
+# flush, and the launch path are candidates). A whole gemv call is also slower than a whole torch.matmul
+# call at both shapes.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
 # longer than that kernel's time in the explorer table (5.2 us), so back-to-back calls of that size would
 # spend more time in Python than on the GPU (not measured as a loop here).
@@ -276,8 +284,9 @@ nb.dispatch_look_back(ctx)
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.13 times its time (the ratio column). The largest is at 4096 × 4099 (1.13), a 20-us shape where the
 # assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) ties with
-# it by quartiles, so the ratio is not shown to come from the odd K. Next is M = 16 (1.06, few rows). The shapes that miss their bar (above) are where this model has nothing to
-# say: it has no per-block cost, no per-SM limit, and no cost for rows that do not start aligned.
+# it by quartiles, so the ratio is not shown to come from the odd K. Next is M = 16 (1.06, few rows). The
+# model's times for the four shapes that miss their bar (above) are not printed here; it has no per-block
+# cost, no per-SM limit and no cost for rows that do not start aligned, so it could not account for them.
 #
 # ## Exercise
 #

@@ -3,7 +3,8 @@
 //
 // Changes from stage 3 (notebook 03 measures them one at a time, each on top of the
 // ones before: LOADS = 1 with
-// A_PAST_L1 = false is stage 3 with only the new reduction; LOADS = 2 adds loads in
+// A_PAST_L1 = false is stage 3 with the new reduction (and this file's loop, which at one
+// load per trip issues the same loads of A); LOADS = 2 adds loads in
 // flight; A_PAST_L1 = true, the stage itself, adds the cache hint):
 //  * Reduction. __shfl_down_sync lets a thread read a register of another
 //    thread in its warp, so a warp adds its 32 partial sums in 5 steps with no
@@ -27,7 +28,8 @@
 //    runs; at 64, 128 and 256 it tied or gained 1 to 2%, and at 16 and 128
 //    rows it was up to 0.9% slower or tied, all within the drift (notebook 03).
 //    Under Nsight Compute, one launch each at 256 threads, it took 1% longer.
-//    B's loads stay plain.
+//    B's loads keep the default caching (the compiler reads B through the
+//    read-only path, LDG.E.128.CONSTANT).
 //
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
 // registers, so 2048 threads fit; at LOADS = 4 it needs 40, and registers are

@@ -8,8 +8,8 @@
 // them in the SASS). A is read past the L1 (__ldcg), as in stage 4.
 //
 // When it pays: where rows are short (K = 128: stages 2 to 4 all take about
-// the same time there whatever their loads, a cost per block, and several rows
-// per block make fewer blocks). At the headline shape B (4 MiB) fits in the
+// the same time there whatever their loads, as a cost per block would make
+// them (not measured apart), and several rows per block make fewer blocks). At the headline shape B (4 MiB) fits in the
 // L2, so reuse can save little memory bandwidth (the counters show every
 // kernel reading under 1% beyond A and one read of B, and at 1024 threads
 // this one reading more from the L2, not less); with few rows (M = 16)
@@ -41,8 +41,8 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         const float4 b = b4[i];  // loaded once, used ROWS times
         float4 a[ROWS];
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r)  // issue all ROWS loads before using any; rows past
-            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // the end re-read the last
+        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use (ptxas issues
+            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // fewer first: see above); rows past the end re-read the last
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             acc[r] += a[r].x * b.x + a[r].y * b.y + a[r].z * b.z + a[r].w * b.w;

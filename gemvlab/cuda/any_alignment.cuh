@@ -8,17 +8,21 @@
 //   body: whole float4s from that boundary on, LOADS independent loads per lane per trip
 //         (LDG.E.128; how many ptxas issues before their first use, the SASS says);
 //   tail: the 0 to 3 floats after the last whole float4.
-// The head and tail are loaded first, before the body's first trip, and added after the body.
-// Written the plain way, as a loop before the body and a loop after it, each is a wait for
-// memory of its own: the head's multiply needs its load before the body starts, and the tail's
+// In the source, the head's and tail's loads are written first, before the body's first trip,
+// and their products added after the body. Written the plain way, as a loop before the body and
+// a loop after it, each is a wait for memory of its own: the head's multiply needs its load before the body starts, and the tail's
 // loads go out only after the body's last trip. The body's last trip loads what is left with
 // predicated loads (a load whose index is past the end is not made), rather than a separate
-// loop one float4 at a time. On the H200, the two changes together (tools/explore/round5/
+// loop one float4 at a time. As compiled (sm_90, nvcc 13.0; read in the SASS with cuobjdump, not
+// printed in the notebooks), ptxas issues the head's and tail's loads together before the body
+// but then multiplies them before the body's loop starts: the plain version's two waits become
+// one, not none. On the H200, the two changes together (tools/explore/round5/
 // round5.txt: both ways timed round-robin, over every lanes-per-row, loads and block size tried;
 // the two were not timed apart) made the median configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96 and 4% less at
 // 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2 loads, it was a
 // tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no head or tail, so
-// there the gain can only come from the predicated last trip.
+// there the gain most likely comes from the predicated last trip (a lane's float4s issued in
+// one trip rather than one at a time; registers and scheduling changed too, not compared).
 //
 // B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
 // as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.

@@ -10,9 +10,11 @@
 // 1%: that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
 // also miss in the address translation caches (TLB), which loads streaming through A mostly do
 // not: not separated here, so this latency may be an overestimate for coalesced loads. With a
-// buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) is the naive
-// stage's case: 32 lanes, each at its own place in one chain, so that each load instruction
-// reads 32 unrelated lines.
+// buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) stands in for
+// the naive stage's loads: 32 lanes, each at its own place in one chain, so that each load
+// instruction reads 32 unrelated lines. The naive warp's lanes are instead exactly 4 MiB apart,
+// and hit in the L1 on most loads; the model assumes the latency per instruction is the same
+// (not measured).
 // The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
 #include <cuda_runtime.h>
 
@@ -27,8 +29,9 @@ __global__ void pointer_chase(const long long* __restrict__ next, long long star
 }
 
 // The same with a whole warp: each of the 32 lanes follows its own place in the chain, so every
-// step is one load instruction whose 32 lanes read 32 unrelated lines, as a naive warp's loads
-// of 32 rows do. Time per step: the latency of such an instruction.
+// step is one load instruction whose 32 lanes read 32 unrelated lines, like a naive warp's loads
+// of 32 rows (whose lanes are 4 MiB apart, not random). Time per step: the latency of such an
+// instruction.
 __global__ void pointer_chase_warp(const long long* __restrict__ next, long long start, long long steps,
                                    long long* __restrict__ out) {
     long long i = (start + (long long)threadIdx.x * 7919) % 4096;  // 32 different starting lines

@@ -9,9 +9,9 @@
 // loads per trip, and the group adds its G sums with log2(G) shuffles, without shared memory or
 // a barrier. The dispatcher picks G from K and from how much data there is (gemvlab/dispatch.py,
 // rows_lanes): when the whole matrix fits in one trip of the GPU's resident threads, as few
-// trips per lane as G <= 32 allows (one up to K = 512, two at K = 1024); else at least 8 lanes,
-// so that a group's load instruction covers 128 contiguous bytes of its row, and about 32
-// floats per lane.
+// trips per lane as G <= 32 allows (one up to K = 512, two at K = 1024); else at least 8 lanes
+// (4 for rows under 64 floats), so that a group's load instruction covers 128 contiguous bytes
+// of its row where the row allows, and about 32 floats per lane.
 //
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.
