@@ -200,7 +200,8 @@ def model_inputs(ctx: Context) -> None:
     else:
         print(f"memory latency, one dependent load at a time: {latency:.0f} ns")
     if mem.get("warp_latency_ns"):
-        print(f"  one load instruction whose 32 lanes read 32 unrelated lines (a warp chasing at once): "
+        over = f", over {mem['far_bytes'] / 2**30:.0f} GiB, same TLB caveat" if mem.get("far_bytes") else ""
+        print(f"  one load instruction whose 32 lanes read 32 unrelated lines (a warp chasing at once{over}): "
               f"{mem['warp_latency_ns']:.0f} ns" + (f"  [{mem['warp_latency_note']}]" if mem.get("warp_latency_note") else ""))
     print(f"L2 latency: {mem['l2_latency_ns']:.0f} ns; read ceiling: {ceiling['GBps']:,.0f} GB/s; "
           f"{m['sm_count']} SMs")
@@ -657,7 +658,7 @@ def compare_rows(doc: dict, a: str, b: str) -> None:
     ra, rb = rows[a], rows[b]
     print(f"{ra['stage']}: {ra['ms']:.3f} ms [{ra['q25_ms']:.3f} {ra['q75_ms']:.3f}];  {rb['stage']}: "
           f"{rb['ms']:.3f} ms [{rb['q25_ms']:.3f} {rb['q75_ms']:.3f}];  {rb['stage']} against {ra['stage']}: "
-          f"{step_verdict(ra, rb)}  [{results.label(doc)}]")
+          f"{step_verdict(ra, rb, results.run_drift(doc))}  [{results.label(doc)}]")
 
 
 def matmul_overhead(ctx: Context) -> None:

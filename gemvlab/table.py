@@ -67,13 +67,16 @@ def format_table(doc: dict, upto: int | None = None) -> str:
         return "" if x is None else format(x, spec) + suffix
 
     rows = {r["stage"]: r for r in head["stages"]}
-    prev = None
+    drift = results.run_drift(doc)
+    prev, marked = None, False
     for t in table:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
         r = rows[t["stage"]]
         step = fmt(t["step_speedup"], ".2f", "x")
         if prev is not None and quartiles_overlap(prev, r):
             step = "tie"
+        elif drift and t["step_speedup"] is not None and abs(t["step_speedup"] - 1) <= drift:
+            step, marked = step + "~", True
         lines.append(f"{name:<31}{t['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{t['GBps']:>7.0f}"
                      f"{fmt(t['vs_ceiling'], '.3f'):>11}{step:>8}{t['cumulative_speedup']:>7.1f}x"
                      f"{fmt(t['vs_torch'], '.2f', 'x'):>9}{t['rel_err']:>11.1e}")
@@ -90,6 +93,8 @@ def format_table(doc: dict, upto: int | None = None) -> str:
     lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median and quartiles of >= "
                  f"{doc['timer']['min_launches']} launches ({doc['timer']['name']}); step: against the "
                  f"stage above, 'tie' where the quartiles overlap"
+                 + (f", '~' where the step is within the {drift:.1%} by which ratios moved between two timings "
+                    f"in this run (not shown to repeat)" if marked else "")
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
     lines.append(f"source: {results.label(doc)}")
     return "\n".join(lines)

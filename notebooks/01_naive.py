@@ -292,7 +292,8 @@ nb.look_back(ctx, upto=1)
 # per SM): the *implied latency* grows while the model's round stays fixed. One candidate for that growth,
 # not measured here: the model adds each warp's L1 lookups to its own latency as if the warps sharing an
 # SM's L1 never waited for one another. It cannot explain the 6 to 7% at 32 threads (the sweep and the look-back), where each busy SM holds
-# one warp; that part is unexplained. The key input is the latency
+# one warp; that part is unexplained. One named assumption is a candidate there: that a load whose lanes
+# are exactly 4 MiB apart has the latency of the random-line warp chase (not measured). The key input is the latency
 # of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
 # inputs above). What each input contributes, against the measurement:
 

@@ -215,9 +215,9 @@ nb.pitfall(ctx, "not_power_of_two")
 nb.pitfall(ctx, "missing_sync")
 
 # %% [markdown]
-# Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before; leaving 0.0
-# there makes no difference this single run can tell from the five before it (whose counts varied from
-# run to run). The answer
+# Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
+# there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
+# one run cannot say whether the difference is the 0.0 or that variation. The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:
 

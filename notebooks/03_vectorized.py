@@ -195,7 +195,8 @@ nb.table(ctx, upto=4)
 _ = plots.plot_stages(ctx.doc, upto=4)
 
 # %% [markdown]
-# The *step* column calls a difference a tie where the two rows' quartiles overlap. Stage 4 against stage 3,
+# The *step* column calls a difference a tie where the two rows' quartiles overlap, and marks with `~` a step
+# smaller than the drift between runs (printed further down). Stage 4 against stage 3,
 # at each one's best block size:
 
 # %%
@@ -271,7 +272,8 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 # %% [markdown]
 # ## Registers, waves, and the model
 #
-# The recorded sweep: stage 3, then stage 4 with 1, 2, 4 and 8 loads in flight per thread, at each block size.
+# The recorded sweep: stage 3, then stage 4 with LOADS = 1, 2, 4 and 8 float4 loads of A per trip in the source
+# (ptxas issues at most 2 of them before the first use: the SASS count above), at each block size.
 
 # %%
 nb.sweep_table(ctx.recorded, "vectorized")
@@ -290,7 +292,7 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # touch: ties. The model (below; no fitted inputs, but shown after the sweep) gives 1.2% more time for 4
 # loads at 512 threads, from a sixth wave that is
 # 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave view at the end of the
-# next cell), a difference this sweep cannot resolve. It does not explain the 6% at 128.
+# model cell below), a difference this sweep cannot resolve. It does not explain the 6% at 128.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -310,7 +312,7 @@ print()
 nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 
 # %% [markdown]
-# Where the model is bound by the read ceiling, its waves keep more bytes in flight than Little's law asks
+# Where the model is bound by the read ceiling, its full waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
 # at 32 threads, bound by bytes in flight in the model, at 64 and at 128; stage 4 at 32 threads; 4 loads
@@ -342,4 +344,4 @@ nb.look_back(ctx, upto=4)
 # through the L1. Check with `nb.sass_lines(lab.kernels.STAGE4_STEP, 2)` that its loads of A are plain, time
 # both at block 64 with `gemvlab.bench.time_round_robin`, and decide with the quartiles whether the
 # difference is a tie. Then predict, with `nb.occupancy_table("warp_shuffle", 8)` and the model, what
-# 8 loads in flight do at 1024 threads, and check the sweep above.
+# LOADS = 8 does at 1024 threads, and check the sweep above.

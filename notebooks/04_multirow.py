@@ -227,8 +227,9 @@ for row in (2047, 2048):
     print(f"row {row}: row * K = {row * K:,}; as a 32-bit int: {int(as_int):,}")
 
 # %% [markdown]
-# A kernel written that way (`gemvlab/cuda/pitfalls/int32_offsets.cu`) at M = 2048 and at M = 2049: the
-# wrapped offset points 8 GiB *before* A ("last row off by" is the last row's relative error):
+# A kernel written that way (`gemvlab/cuda/pitfalls/int32_offsets.cu`) at M = 2048 and at M = 2049. Signed
+# overflow is undefined in C++; if the build wraps the product to -2^31 (the usual outcome, consistent
+# with the result below; the SASS is not shown), the offset points 8 GiB *before* A:
 
 # %%
 nb.pitfall(ctx, "int32_offsets")

@@ -21,8 +21,8 @@
 # **dispatcher**: a rule that looks at M, K, the alignment of the rows, the GPU's SM count, its L2 and the
 # kernels' occupancy, and picks one of two kernels, each in its own `.cu` file, commented like the stages.
 #
-# **What you will learn here:** why one kernel cannot serve every shape (waves, rows per SM, the fixed cost
-# of a block); split-K, built and measured, deterministic without atomics; float4 loads for rows that do not
+# **What you will learn here:** why one kernel cannot serve every shape (waves, rows per SM, and, presumed,
+# a fixed cost per block); split-K, built and measured, deterministic without atomics; float4 loads for rows that do not
 # start 16-byte aligned; several rows per warp for short rows; the rule, and how to read its reasons
 # (`lab.explain`); what a call costs in Python; and a shape explorer.
 
@@ -244,9 +244,11 @@ nb.overhead_table(ctx.recorded)
 # *launch alone* column includes the launch's way from Python to the GPU. It is longer than the same
 # kernel in the sweep and explorer tables, where each launch is queued behind an L2 flush that keeps the
 # GPU busy meanwhile, by 15.9 us at 4096 × 4096 (35.8 against 19.9) and 25.0 us at 1024 × 1024 (30.2
-# against 5.2): not a fixed cost, and not explained here (an idle GPU's clocks, the L2's state without a
-# flush, and the launch path are candidates). A whole gemv call is also slower than a whole torch.matmul
-# call at both shapes.
+# against 5.2), comparing this table's run with the record's. Such unpaired medians moved by tens of
+# microseconds between runs, so whether the excess is a fixed cost is not shown (an idle GPU's clocks, the
+# L2's state without a flush, and the launch path are candidates). In this run's medians a whole gemv call
+# took longer than a whole torch.matmul call at both shapes (by 2.7 and 6.7 us); these too are unpaired
+# medians, so this run does not show a difference.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
 # longer than that kernel's time in the explorer table (5.2 us), so back-to-back calls of that size would
 # spend more time in Python than on the GPU (not measured as a loop here).
@@ -283,8 +285,8 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.13 times its time (the ratio column). The largest is at 4096 × 4099 (1.13), a 20-us shape where the
-# assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) ties with
-# it by quartiles, so the ratio is not shown to come from the odd K. Next is M = 16 (1.06, few rows). The
+# assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) has
+# quartiles that touch those of 4096 × 4099 (0.0204), so this run cannot attribute the 1.13 to the odd K. Next is M = 16 (1.06, few rows). The
 # model's times for the four shapes that miss their bar (above) are not printed here; it has no per-block
 # cost, no per-SM limit and no cost for rows that do not start aligned, so it could not account for them.
 #

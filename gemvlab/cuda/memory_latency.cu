@@ -4,7 +4,8 @@
 // One thread follows a chain of indices through a buffer, i = next[i], so that each load's
 // address depends on the previous load: exactly one load is ever in flight, and the time per
 // step is the latency. The chain visits the buffer's 128-byte lines in a random order, so
-// neither the caches' neighbours nor a prefetcher help; __ldcg skips the L1. With a buffer
+// neither the caches' neighbours nor a prefetcher help; __ldcg does not cache in the L1 (the
+// load still passes through it), so a line the chain comes back to cannot hit there. With a buffer
 // four times the L2, at most about a quarter of the lines can still be in the L2 when the chain
 // comes back to them (an estimate from the sizes, not measured); over all of A (8 GiB), at most
 // 1%: that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
@@ -13,8 +14,9 @@
 // buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) stands in for
 // the naive stage's loads: 32 lanes, each at its own place in one chain, so that each load
 // instruction reads 32 unrelated lines. The naive warp's lanes are instead exactly 4 MiB apart,
-// and hit in the L1 on most loads; the model assumes the latency per instruction is the same
-// (not measured).
+// and are expected to hit in the L1 on 7 of every 8 loads (one 32-byte sector serves 8 floats,
+// if it stays in the L1; not measured); the model assumes the latency per instruction is the
+// same (not measured).
 // The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
 #include <cuda_runtime.h>
 

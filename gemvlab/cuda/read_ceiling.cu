@@ -9,7 +9,8 @@
 //    GEMV stages' own pattern, minus B. Fastest where rows are long.
 //  * read_grid: A as one flat array, a fixed grid striding over all of it.
 //    Fastest where rows are short (K = 128), and the only one that runs where
-//    K % 4 != 0.
+//    K % 4 != 0 (it reads the first floor(M * K / 4) float4s of A, which must
+//    start 16-byte aligned: up to 3 trailing floats are left unread).
 // Plain loads: the __ldcs (evict-first) hint read 1.4% slower when the L2 held
 // dirty lines, and gained nothing when it did not (the same exploration files).
 #include <cuda_runtime.h>
@@ -39,7 +40,8 @@ __global__ void read_rows(const float* __restrict__ A, long long K, float* __res
 }
 
 // Reads all M * K floats of A. `variant` > 0: read_grid with that many blocks
-// (needs M * K % 4 == 0); `variant` == 0: read_rows, M blocks (needs K % 4 == 0).
+// (A 16-byte aligned; where M * K % 4 != 0 the last 1 to 3 floats are not read);
+// `variant` == 0: read_rows, M blocks (needs K % 4 == 0).
 // C receives nothing.
 extern "C" int launch_read_ceiling(const float* A, const float* B, float* C, long long M,
                                    long long K, int block, int variant, cudaStream_t stream) {

@@ -3,9 +3,9 @@
 // Stage 2 with `int` where the stages use `long long`. row * K is an int product: at
 // M = 2048, K = 2^20 the largest, 2047 * 2^20, still fits below 2^31 - 1; add one row and
 // row 2048 computes 2048 * 2^20 = 2^31, which does not fit in an int. Signed overflow is
-// undefined behaviour in C++; the compiled code wraps it to -2^31, and the block reads 8 GiB
-// *before* A: a fault if nothing is mapped there, silently wrong numbers if something is
-// (notebook 04 shows which).
+// undefined behaviour in C++; a build that wraps it to -2^31 (the usual outcome; the SASS is
+// not shown) makes the block read 8 GiB *before* A: a fault if nothing is mapped there,
+// silently wrong numbers if something is (notebook 04 shows which).
 #include <cuda_runtime.h>
 
 __global__ void gemv_int32_offsets(const float* __restrict__ A, const float* __restrict__ B,

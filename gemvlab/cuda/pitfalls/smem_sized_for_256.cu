@@ -4,7 +4,7 @@
 // floats instead of being sized at launch. With 256 threads it is right. The demo launches
 // it with 1024: threads 256..1023 write past the end of the array, outside the 1 KiB the
 // block was given. What such a write does depends on where it lands; in the demo's run the
-// kernel faulted (notebook 02 shows the error, and compute-sanitizer's report of the first
+// kernel faulted (notebook 02 shows the error, and compute-sanitizer's first reports of
 // out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
 #include <cuda_runtime.h>
 
