@@ -7,9 +7,9 @@ The workbook grew from that problem (A: 2048 x 1,048,576, B: 1,048,576 x 1, torc
 solution is self-contained: the stage's .cu file verbatim, a small C++ wrapper that checks the
 inputs with TORCH_CHECK and launches it on PyTorch's current stream, built with load_inline, and
 a ``ModelNew`` whose forward calls only that extension (no torch.matmul or other PyTorch compute,
-no fallback, no stream or timing tricks). ``--check`` times it the way KernelBench does: the mean
-of 100 CUDA-event trials after warm-up, the L2 flushed before each, beside the reference
-``torch.matmul`` timed the same way.
+no fallback, no stream or timing tricks). ``--check`` times it in the manner of KernelBench's
+timing (the mean of 100 CUDA-event trials after warm-up), with gemvlab's L2 flush before each
+trial, beside the reference ``torch.matmul`` timed the same way; it is not KernelBench's harness.
 """
 
 from __future__ import annotations

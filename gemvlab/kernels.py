@@ -99,7 +99,7 @@ STAGES = (
           shared_per_thread=4),
     Stage(4, "warp_shuffle", "warp-shuffle reduction, loads in flight, A past the L1", "04_warp_shuffle.cu",
           "launch_warp_shuffle", "gemv_warp_shuffle", block_rule="multiple of 32", float4=True,
-          default_block=256, variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=2,
+          default_block=256, variant_name="loads per trip", variants=(1, 2, 4, 8), default_variant=2,
           template_suffix=", true"),
     Stage(5, "multirow", "several rows per block reuse each B load", "05_multirow.cu",
           "launch_multirow", "gemv_multirow", block_rule="multiple of 32", float4=True,
@@ -113,7 +113,7 @@ STAGES = (
 STAGE4_STEP = Stage(4, "warp_shuffle_l1", "stage 4 with A read through the L1 (no __ldcg)",
                     "04_warp_shuffle.cu", "launch_warp_shuffle_through_l1", "gemv_warp_shuffle",
                     block_rule="multiple of 32", float4=True, default_block=256,
-                    variant_name="loads in flight", variants=(1, 2, 4, 8), default_variant=1,
+                    variant_name="loads per trip", variants=(1, 2, 4, 8), default_variant=1,
                     template_suffix=", false", role="step")
 
 #: Not a stage: the float4 read-only passes over A that measure the read ceiling. Its variant

@@ -224,7 +224,7 @@ class Residency:
             idle = self.sms - self.busy_sms
             return (f"{self.grid} blocks for {slots} slots: one partial wave, {self.warps_per_sm:.1f} warps "
                     f"per SM on average ({self.occupancy:.0%} of {self.max_warps})"
-                    + (f"; {idle} of {self.sms} SMs get no block" if idle > 0 else ""))
+                    + (f"; {idle} of {self.sms} SMs idle if the scheduler spreads the blocks (assumed)" if idle > 0 else ""))
         return (f"{self.grid} blocks for {slots} slots: {self.waves} waves of {self.first_wave_warps_per_sm:.0f} "
                 f"warps per SM, the last {self.last_wave_fill:.0%} full")
 

@@ -79,7 +79,7 @@ def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | Non
         pts = [r for r in sweep if r["variant"] == v and r["status"] == "ok"]
         if not pts:
             continue
-        label = {None: stage, 0: stage}.get(v, f"{v} {'rows' if stage == 'multirow' else 'loads in flight'}")
+        label = {None: stage, 0: stage}.get(v, f"{v} rows" if stage == "multirow" else f"LOADS = {v}")
         nbytes = bytes_moved(doc["headline"]["M"], doc["headline"]["K"])
         errs = [_gbps_err(r, nbytes) for r in pts]
         ax.errorbar([r["block"] for r in pts], [r["GBps"] for r in pts], yerr=list(zip(*errs)), fmt="o-",

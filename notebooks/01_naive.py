@@ -24,9 +24,9 @@
 # - the two numbers to work out before writing any kernel: the bytes that must move, and the floor time they imply;
 # - a model that predicts a kernel's time from what it keeps in flight (Little's law), shown before the
 #   measurement (for this first stage, two of its inputs were chosen after it was measured: said where);
-# - a first kernel that is correct and slow, and why: too few bytes in flight, and an L1 cache that, by a rate
-#   fitted to this notebook's block-size sweep, handles about one cache line per clock when every lane of a
-#   warp reads a different row;
+# - a first kernel that is correct and slow, and why: too few bytes in flight, and, when every lane of a
+#   warp reads a different row, a per-SM limit of about one cache line per clock (fitted to this notebook's
+#   block-size sweep; the model puts it in the L1, which the fit cannot tell from other per-SM limits);
 # - what a CUDA kernel does with CPU pointers, and why one faulting launch breaks every CUDA call after it.
 #
 # Every number printed below says where it comes from: **live** on this machine's GPU, or **recorded** on an
@@ -91,8 +91,9 @@ nb.model_inputs(ctx)
 # pointers in a similar pattern (each lane its own random line: the third latency above); the naive warp's
 # lanes are exactly 4 MiB apart instead, and the model assumes that makes no difference. Each lane keeps one
 # 32-byte sector of its row in flight (the next seven floats arrive with the first). And each load
-# instruction touches 32 different 128-byte lines, which the SM's L1 cache looks up at a rate fitted to this
-# notebook's block-size sweep (one line per clock, below), so the warp's other loads in a round add L1 time.
+# instruction touches 32 different 128-byte lines, which the model has the SM's L1 cache look up at a rate
+# fitted to this notebook's block-size sweep (one line per clock, below; the fit cannot tell the L1 from any
+# other per-SM limit of one line per clock), so the warp's other loads in a round add L1 time.
 #
 # Said plainly, this stage's model was fitted after the fact in both of those inputs: the warp chase was
 # measured in a second run on the H200, after this stage's time had been recorded, because the model with
@@ -198,8 +199,9 @@ nb.sweep_model(ctx, "naive")
 #   bytes in flight do not change, and the time moves by about 10% (the sweep above). Fewer SMs get work as
 #   the block grows (64, 32, 16), but in the model the L1's line rate binds only from 256 threads on.
 # - **256 threads and more:** the 64 warps crowd onto 8, 4, then 2 SMs, and every float of A costs one
-#   cache-line lookup in the L1 of the SM that reads it. If an SM's L1 looks up a fixed number of lines per
-#   clock, halving the number of busy SMs doubles the time. Fitting that rate to the recorded sweep:
+#   cache line handled by the SM that reads it (one line per lane per load instruction). If an SM handles a
+#   fixed number of lines per clock (the model says its L1 does; nothing here measures which unit), halving
+#   the number of busy SMs doubles the time. Fitting that rate to the recorded sweep:
 
 # %%
 nb.l1_fit(ctx.recorded)
@@ -302,7 +304,7 @@ nb.naive_with_thread_latency(ctx)
 
 # %% [markdown]
 # From 256 threads on, the model's ratios are near 1, but that agreement is partly by
-# construction: the L1's rate of one line per clock was fitted to this same sweep. What the fit does show
+# construction: the per-SM rate of one line per clock was fitted to this same sweep. What the fit does show
 # is that one constant accounts for all three of those block sizes. The serial sum is also the least
 # accurate of the stages (notebook 04's stage table prints each stage's error).
 #

@@ -222,8 +222,9 @@ nb.steps_table(ctx.recorded, M=2048)
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. From 128 threads on (in
 #   this table, up to 256), the step shrinks to 2% or less, within the drift between runs (printed below).
-# - **`__ldcg`** gains 4% at 32 threads, beyond the quartiles and beyond how far ratios moved between two
-#   runs of the same record (the drift, printed below). At 64 threads it ties; at 128 and 256 its 1 to 2%
+# - **`__ldcg`** gains 4% at 32 threads (3.6%), beyond the quartiles and just beyond how far ratios moved
+#   between two timings in the same record (the drift, 2.9%, printed below; two passes at the headline
+#   shape, not independent runs). It was not repeated. At 64 threads it ties; at 128 and 256 its 1 to 2%
 #   is within that drift.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
@@ -239,7 +240,8 @@ nb.steps_table(ctx.recorded, M=128)
 # busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.6 to 0.9% slower here
 # (beyond the quartiles at M = 16, and at M = 128 with 256 threads; a tie at M = 128 with 1024). These
 # costs are well inside the drift between runs: this run shows them, it does not show that they repeat.
-# These shapes are where one block per row is the wrong design altogether (notebook 05).
+# At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
+# about 5% of the read ceiling (notebook 04's shape table).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between runs: the record timed the same kernels twice at the headline shape, minutes
@@ -316,8 +318,10 @@ nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
 # at 32 threads, bound by bytes in flight in the model, at 64 and at 128; stage 4 at 32 threads; 4 loads
-# at 128 and 1024; 2 loads at 1024), the model does not explain the difference; the assumption in question is notebook 02's:
-# a fixed round per load, with no growth under load and no other work between loads. (Once a kernel is
+# at 128 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
+# here: notebook 02's fixed round per load (no growth under load, no other work between loads); waves that
+# do not run in lockstep (a block frees its slot only when its last warp ends); and B's traffic through the
+# L1 and L2, which the model treats as free. (Once a kernel is
 # ceiling-bound, the *implied latency* is the wait that the model's bytes in flight would imply at the
 # measured bandwidth, queueing included: it no longer says anything about the idle latency, or whether
 # more bytes in flight would help.)

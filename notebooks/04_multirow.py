@@ -158,8 +158,8 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 0.8% of it at the headline and at 1024 × 262,144 (inside
-#   the drift between runs; the stage table calls the headline a tie) and trails by 4 to 5% at 16384² and
-#   8192² (no quartiles are printed here).
+#   the drift between two timings in the record; the stage table calls the headline a tie) and trails by
+#   3.8% and 4.8% at 16384² and 8192² (no quartiles are printed here).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
@@ -207,9 +207,10 @@ nb.counters(ctx)
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
-# could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 and hits in the L1
-# far less often (the same table), and it is not slower: 1919 us against stage 4's 1960 in the counters'
-# own timing of one launch each.
+# could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
+# the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
+# L1), and the stage table calls the two a tie in time. Cache traffic and time are not tied one to one here,
+# but this comparison does not separate the block size from the rows per block.
 
 # %% [markdown]
 # ## Pitfall: 32-bit offsets
@@ -292,9 +293,9 @@ print("\n".join(source.splitlines()[:6]))
 # %% [markdown]
 # To submit it, give this file to KernelBench as the solution of level 1, problem 4
 # (`4_Matrix_vector_multiplication_`). On a GPU, `python -m gemvlab kernelbench --check
-# solution_warp_shuffle.py` checks it against torch.matmul and times both with gemvlab's reimplementation
-# of KernelBench's timing (the mean of 100 CUDA-event trials after warm-up, the L2 flushed before each),
-# not with KernelBench's own harness.
+# solution_warp_shuffle.py` checks it against torch.matmul and times both with gemvlab's own timing,
+# modelled on KernelBench's (the mean of 100 CUDA-event trials after warm-up), with gemvlab's L2 flush
+# before each; it is not KernelBench's harness.
 #
 # ## Exercise
 #

@@ -286,7 +286,9 @@ nb.dispatch_look_back(ctx)
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.13 times its time (the ratio column). The largest is at 4096 × 4099 (1.13), a 20-us shape where the
 # assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) has
-# quartiles that touch those of 4096 × 4099 (0.0204), so this run cannot attribute the 1.13 to the odd K. Next is M = 16 (1.06, few rows). The
+# quartiles that touch those of 4096 × 4099 (0.0204), so this run cannot attribute the 1.13 to the odd K.
+# Next is M = 16 (1.06): B (64 MiB) is larger than the L2 and shared by 16 rows per stretch, while the model
+# counts it once; that is a candidate, not separated. The
 # model's times for the four shapes that miss their bar (above) are not printed here; it has no per-block
 # cost, no per-SM limit and no cost for rows that do not start aligned, so it could not account for them.
 #

@@ -109,7 +109,7 @@ def test_block_rules_accept():
 
 def test_variants():
     A, B = tensors()
-    with pytest.raises(lab.GemvInputError, match="loads in flight"):
+    with pytest.raises(lab.GemvInputError, match="loads per trip"):
         check_inputs(A, B, "warp_shuffle", 256, 3, require_cuda=False)
     with pytest.raises(lab.GemvInputError, match="rows per block"):
         check_inputs(A, B, "multirow", 256, 5, require_cuda=False)

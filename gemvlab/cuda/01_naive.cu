@@ -7,10 +7,11 @@
 //    (uncoalesced; stage 2 fixes this);
 //  * M = 2048 rows make only 2048 threads, 64 warps, for a GPU with 132 SMs
 //    that each hold up to 64 warps: few bytes are in flight. With 256 threads
-//    per block or more, the warps crowd onto 8, 4 or 2 SMs, whose L1 caches
-//    must look up 32 lines per load instruction: the block size moves the time
-//    6x (notebook 01 measures it, and models it with an L1 rate of about one
-//    line per clock fitted to that same sweep, not measured apart from it);
+//    per block or more, the warps crowd onto 8, 4 or 2 SMs, which must each
+//    handle 32 lines per load instruction: the block size moves the time 6x
+//    (notebook 01 measures it, and models it with a per-SM rate of about one
+//    line per clock, put in the L1 and fitted to that same sweep; which unit
+//    sets it is not measured);
 //  * it adds K float32 terms one after another, so rounding error grows with K
 //    (1.5e-4 relative error at K = 2^20 on the H200, against under 1e-7 for
 //    the later stages' trees: notebook 01 prints the serial sum's and a tree's

@@ -24,9 +24,11 @@
 //    global") loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
-//    it gained 4% at 32 threads, beyond the quartiles and the drift between
-//    runs; at 64, 128 and 256 it tied or gained 1 to 2%, and at 16 and 128
-//    rows it was up to 0.9% slower or tied, all within the drift (notebook 03).
+//    it gained 3.6% at 32 threads, beyond the quartiles and just beyond the
+//    2.9% by which ratios moved between two timings in the same record (not
+//    repeated); at 64, 128 and 256 it tied or gained 1 to 2%, and at 16 and
+//    128 rows it was up to 0.9% slower or tied, all within that drift
+//    (notebook 03).
 //    Under Nsight Compute, one launch each at 256 threads, it took 1% longer.
 //    B's loads keep the default caching (the compiler reads B through the
 //    read-only path, LDG.E.128.CONSTANT).

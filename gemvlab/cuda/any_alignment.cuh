@@ -10,38 +10,41 @@
 //   tail: the 0 to 3 floats after the last whole float4.
 // In the source, the head's and tail's loads are written first, before the body's first trip,
 // and their products added after the body. Written the plain way, as a loop before the body and
-// a loop after it, each is a wait for memory of its own: the head's multiply needs its load before the body starts, and the tail's
-// loads go out only after the body's last trip. The body's last trip loads what is left with
-// predicated loads (a load whose index is past the end is not made), rather than a separate
-// loop one float4 at a time. As compiled (sm_90, nvcc 13.0; read in the SASS with cuobjdump, not
-// printed in the notebooks), ptxas issues the head's and tail's loads together before the body
-// but then multiplies them before the body's loop starts: the plain version's two waits become
-// one, not none. On the H200, the two changes together (tools/explore/round5/
-// round5.txt: both ways timed round-robin, over every lanes-per-row, loads and block size tried;
-// the two were not timed apart) made the median configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96 and 4% less at
-// 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2 loads, it was a
-// tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no head or tail, so
-// there the gain most likely comes from the predicated last trip (a lane's float4s issued in
-// one trip rather than one at a time; registers and scheduling changed too, not compared).
+// a loop after it, each would be a wait for memory of its own (expected from the source's order;
+// the plain version's SASS was not read): the head's multiply needs its load before the body
+// starts, and the tail's loads go out only after the body's last trip. The body's last trip
+// loads what is left with predicated loads (a load whose index is past the end is not made),
+// rather than a separate loop one float4 at a time. As compiled (sm_90, nvcc 13.0; the SASS
+// excerpt is in tools/explore/round6/sass-edges.txt, not printed in the notebooks), ptxas issues
+// the head's and tail's loads together before the body but then multiplies them before the
+// body's loop starts: the plain version's two waits become one, not none. On the H200, the two
+// changes together (tools/explore/round5/round5.txt: both ways timed round-robin, over every
+// lanes-per-row, loads and block size tried; the two were not timed apart) made the median
+// configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96
+// and 4% less at 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2
+// loads, it was a tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no
+// head or tail, so there the gain most likely comes from the predicated last trip (a lane's
+// float4s issued in one trip rather than one at a time; registers and scheduling changed too,
+// not compared).
 //
-// B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary
-// as every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
-// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads
-// (each with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Reading B as
-// two aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a tie at
-// 64 x 1,000,003, 3% slower at 1,000,000 x 257). A head that runs on to the next 128-byte line,
-// so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was mixed
-// in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted. Rows
-// that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K = 260
-// took 238.4 us, 2% more time per byte than K = 256's 230.0 (tools/explore/round5/round5.txt),
-// but one of its lanes also needs a third trip for the row's 65th float4, so the cause is not
-// separated.
+// B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary as
+// every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
+// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads (each
+// with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Reading B as two
+// aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a
+// tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). A head that runs on to the next 128-byte
+// line, so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was
+// mixed in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted.
+// Rows that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K =
+// 260 took 238.4 us, 2% more time per byte than K = 256's 230.0
+// (tools/explore/round5/round5.txt), but one of its lanes also needs a third trip for the row's
+// 65th float4, so the cause is not separated.
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
 // out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: with
-// 2048 rows it gained 4% at 32 threads and tied or gained within the drift between runs at 64,
-// 128 and 256; at 16 and 128 rows it was under 1% slower or tied. Not measured separately for
-// these kernels).
+// 2048 rows it gained 3.6% at 32 threads, just beyond the 2.9% drift between two timings in one
+// record, and tied or gained within that drift at 64, 128 and 256; at 16 and 128 rows it was
+// under 1% slower or tied. Not measured separately for these kernels).
 #pragma once
 #include <cuda_runtime.h>
 
