@@ -1,12 +1,12 @@
-"""Exploration round 5 on the H200 (issue 9, not part of gemvlab): the shapes where the dispatcher
-still misses its bar (tools/explore/final, gemvlab/recorded/h200.json: 7 of 49), with the
-dispatcher kernels' fixed choices left open (round5.cu): lanes per row G, loads in flight, block
-size, splits, and how B is read when it is not aligned like A (four scalars, or two aligned
-float4s shifted into place). Every candidate is checked against float64 and timed round-robin
-beside torch.matmul, the read ceiling and the rule's own plan, L2 flushed by reading before each
-launch (gemvlab.bench's timer).
+"""Exploration round 5 on the H200 (issue 9, not part of gemvlab), logged in round5/round5.txt:
+the same shapes as round 4 (round4/round4.txt) and more, asking two things of the kernels in
+round5.cu: does a predicated last trip (MODE 1) and, on top of it, loading the head and tail
+before the body (MODE 2) beat the library's loops (MODE 0), and which lanes per row G, loads per
+trip and block size win at each shape. The timing machinery is round4.py's, copied as it ran.
+Every candidate is checked against float64 and timed round-robin beside torch.matmul, the read
+ceiling and the rule's own plan, the L2 flushed by reading before each launch (gemvlab.bench's timer).
 
-    python tools/explore/round4.py OUT_DIR
+    python tools/explore/round5.py OUT_DIR
 """
 import json
 import statistics

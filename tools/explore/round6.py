@@ -1,12 +1,12 @@
-"""Exploration round 6 on the H200 (issue 9, not part of gemvlab): the shapes where the dispatcher
-still misses its bar (tools/explore/final, gemvlab/recorded/h200.json: 7 of 49), with the
-dispatcher kernels' fixed choices left open (round6.cu): lanes per row G, loads in flight, block
-size, splits, and how B is read when it is not aligned like A (four scalars, or two aligned
-float4s shifted into place). Every candidate is checked against float64 and timed round-robin
-beside torch.matmul, the read ceiling and the rule's own plan, L2 flushed by reading before each
-launch (gemvlab.bench's timer).
+"""Exploration round 6 on the H200 (issue 9, not part of gemvlab), logged in round6/round6.txt:
+MODE 2 of round 5 (the head and tail loaded first, a predicated last trip) against MODE 3 (the
+same, with a head that runs to the next 128-byte line, so that the body starts on a line), at
+rows that do not start on a line and at controls that do, with G near the rule's. The timing
+machinery is round4.py's, copied as it ran.
+Every candidate is checked against float64 and timed round-robin beside torch.matmul, the read
+ceiling and the rule's own plan, the L2 flushed by reading before each launch (gemvlab.bench's timer).
 
-    python tools/explore/round4.py OUT_DIR
+    python tools/explore/round6.py OUT_DIR
 """
 import json
 import statistics
