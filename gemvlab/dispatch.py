@@ -44,13 +44,14 @@ ROWS_LOADS = 4
 #: rows_per_warp's G, lanes per row, in two regimes (tools/explore/round5 and round6, *.txt):
 #: * little data (A fits in one trip of every resident thread, ROWS_LOADS float4s each): the call
 #:   is a few round trips to memory, so few trips per lane: G so that a lane has at most
-#:   FLOATS_PER_TRIP floats (one trip), as far as G <= 32 allows (two trips at K = 1024). At 1024 x 1024, G = 32 took 5.70 us against 6.53 for 16;
-#:   at 1000 x 500, 5.22 against 5.66.
-#: * more: at least LINE_LANES lanes, so that a group's load instruction covers 128 contiguous bytes
-#:   of its row (G x 16 bytes, a whole line where the row's body starts on one), and about FLOATS_PER_LANE floats per lane. At K = 96 and 100, G = 8
-#:   took 2.3% and 6.3% less time than 4; at K = 257 and 513, G = 8 and 16 took 3.4% and 5.1% less
-#:   than twice as many lanes. Rows shorter than two float4s per lane at G = 8 (K < 64) take
-#:   MIN_LANES (K = 33: 4 lanes took 42% less time than 8, and 3% more than 2).
+#:   FLOATS_PER_TRIP floats (one trip), as far as G <= 32 allows (two trips at K = 1024). At
+#:   1024 x 1024, G = 32 took 5.70 us against 6.53 for 16; at 1000 x 500, 5.22 against 5.66.
+#: * more: at least LINE_LANES lanes, so that a group's load instruction covers 128 contiguous
+#:   bytes of its row (G x 16 bytes, a whole line where the row's body starts on one), and about
+#:   FLOATS_PER_LANE floats per lane. At K = 96 and 100, G = 8 took 2.3% and 6.3% less time than
+#:   4; at K = 257 and 513, G = 8 and 16 took 3.4% and 5.1% less than twice as many lanes. Rows
+#:   shorter than two float4s per lane at G = 8 (K < 64) take MIN_LANES (K = 33: 4 lanes took 42%
+#:   less time than 8, and 3% more than 2).
 FLOATS_PER_TRIP = 4 * ROWS_LOADS
 LINE_LANES = 8
 FLOATS_PER_LANE = 32

@@ -5,9 +5,9 @@ launch), against events around the launch alone (the plan made beforehand). The 
 when each timed region starts (the L2 flush before it has finished), so time spent in Python
 before the kernel reaches the GPU shows up between the events. The same for torch.matmul.
 
-Timed from an idle GPU, one call's time varies by tens of microseconds from sample to sample
-(on the H200 the median launch alone at 1024 x 1024 was 26.3 us in one record and 45.3 in the
-next), far more than the Python it is meant to show. So the three are sampled in turn, one
+Timed from an idle GPU, a call's median time moved by tens of microseconds between runs (on the
+H200 the median launch alone at 1024 x 1024 was 26.3 us in one record and 45.3 in the next), far
+more than the Python it is meant to show. So the three are sampled in turn, one
 call each, and `added_us` is the median of the differences between a gemv call and the launch
 alone timed just before it: each pair meets the GPU in about the same state.
 """

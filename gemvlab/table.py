@@ -35,6 +35,12 @@ def quartiles_overlap(a: dict, b: dict) -> bool:
     return a["q25_ms"] <= b["q75_ms"] and b["q25_ms"] <= a["q75_ms"]
 
 
+def within_drift(ratio: float, drift: float | None) -> bool:
+    """Whether a ratio between two timings is within `drift` (results.run_drift) of 1: a step this
+    small is not shown to repeat in another run."""
+    return bool(drift) and abs(ratio - 1) <= drift
+
+
 def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
     only when the interquartile ranges do not overlap, "tie" otherwise; with `drift` (how far
@@ -45,7 +51,7 @@ def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
         return f"{ratio:{spec}}x"
     if quartiles_overlap(before, after):
         return f"tie ({ratio:.3f}x, quartiles overlap)"
-    small = f", within the {drift:.1%} by which ratios moved between runs" if drift and abs(ratio - 1) <= drift else ""
+    small = f", within the {drift:.1%} by which ratios moved between runs" if within_drift(ratio, drift) else ""
     return f"{ratio:{spec}}x faster{small}" if ratio > 1 else f"{1 / ratio:{spec}}x slower{small}"
 
 
@@ -75,7 +81,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
         step = fmt(t["step_speedup"], ".2f", "x")
         if prev is not None and quartiles_overlap(prev, r):
             step = "tie"
-        elif drift and t["step_speedup"] is not None and abs(t["step_speedup"] - 1) <= drift:
+        elif t["step_speedup"] is not None and within_drift(t["step_speedup"], drift):
             step, marked = step + "~", True
         lines.append(f"{name:<31}{t['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{t['GBps']:>7.0f}"
                      f"{fmt(t['vs_ceiling'], '.3f'):>11}{step:>8}{t['cumulative_speedup']:>7.1f}x"
