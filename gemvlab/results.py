@@ -221,14 +221,19 @@ def timed_twice(doc: dict) -> tuple[dict, dict]:
     return {k: r for k, r in first.items() if k in again}, {k: again[k] for k in first if k in again}
 
 
-def run_drift(doc: dict) -> float | None:
+def run_drift(doc: dict, max_spread: float | None = None) -> float | None:
     """How far the ratio between two of gemvlab's kernels (and the read ceiling) moved between the
     two times one record timed them at the headline shape (the stage table, then the shape sweep,
     minutes apart): over all pairs, the largest factor by which a ratio grew or shrank, minus 1.
-    A step smaller than this is seen within one run, not shown to repeat. torch.matmul is left out: its own spread is
-    wider, and none of the steps it judges involve it."""
+    A step smaller than this is seen within one record, not shown to repeat. torch.matmul is left
+    out: its own spread is wider, and none of the steps it judges involve it. `max_spread` keeps
+    only kernels whose quartiles are at most that fraction of the median wide in both timings."""
     first, again = timed_twice(doc)
-    both = [k for k in first if k != "torch.matmul"]
+
+    def tight(r):
+        return max_spread is None or (r["q75_ms"] - r["q25_ms"]) <= max_spread * r["ms"]
+
+    both = [k for k in first if k != "torch.matmul" and tight(first[k]) and tight(again[k])]
     moves = [first[a]["ms"] / first[b]["ms"] / (again[a]["ms"] / again[b]["ms"]) for a in both for b in both if a < b]
     return max(max(q, 1 / q) - 1 for q in moves) if moves else None  # the same whichever is a
 

@@ -44,14 +44,16 @@ def within_drift(ratio: float, drift: float | None) -> bool:
 def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
     """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
     only when the interquartile ranges do not overlap, "tie" otherwise; with `drift` (how far
-    ratios moved between runs, `results.run_drift`), a smaller step is marked as not shown to repeat."""
+    ratios moved between two timings in one record, `results.run_drift`), a smaller step is marked as
+    not shown to repeat."""
     ratio = before["ms"] / after["ms"]
     spec = ".2f" if abs(ratio - 1) >= 0.01 else ".3f"
     if after.get("q75_ms") is None or before.get("q25_ms") is None:
         return f"{ratio:{spec}}x"
     if quartiles_overlap(before, after):
         return f"tie ({ratio:.3f}x, quartiles overlap)"
-    small = f", within the {drift:.1%} by which ratios moved between runs" if within_drift(ratio, drift) else ""
+    small = (f", within the {drift:.1%} by which ratios moved between two timings in the record"
+             if within_drift(ratio, drift) else "")
     return f"{ratio:{spec}}x faster{small}" if ratio > 1 else f"{1 / ratio:{spec}}x slower{small}"
 
 

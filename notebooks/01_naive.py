@@ -253,8 +253,8 @@ nb.pitfall(ctx, "sticky_error")
 
 # %% [markdown]
 # The error is 717, `cudaErrorInvalidAddressSpace`, not the *illegal memory access* (700) of the transcript
-# and of the CPU-pointer demo above. The runtime documents 717 as an instruction that can only operate on
-# some address spaces (global, shared or local) being given an address in none of them; which address this
+# and of the CPU-pointer demo above. The runtime documents 717 as an instruction that may only use some
+# address spaces (global, shared or local) being given an address outside the one(s) it may use; which address this
 # kernel reached is not printed here. What the demos do show is that the same bug gives different errors,
 # or none: told only twice the rows, so that it reads 1 MiB past A, the same kernel reports nothing at all.
 # No fault means every address it read was mapped for this process, so the rows past A were summed from

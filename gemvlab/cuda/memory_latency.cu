@@ -14,8 +14,9 @@
 // buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) stands in for
 // the naive stage's loads: 32 lanes, each at its own place in one chain, so that each load
 // instruction reads 32 unrelated lines. The naive warp's lanes are instead exactly 4 MiB apart,
-// and are expected to hit in the L1 on 7 of every 8 loads (one 32-byte sector serves 8 floats,
-// if it stays in the L1; not measured); the model assumes the latency per instruction is the
+// and each lane's 32-byte sector serves 8 floats: the first load misses, and the other seven
+// floats arrive with it (some loads issued while the miss is outstanding, the rest hits later;
+// not measured); the model assumes the latency per instruction is the
 // same (not measured).
 // The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
 #include <cuda_runtime.h>
