@@ -88,8 +88,11 @@ def kernel_name(name: str) -> str:
     template arguments as 0 and 1: gemvlab's kernels get false and true, as the build report)."""
     name = name.replace("void ", "")
     name = name[:name.index("(")] if "(" in name else name
-    if name.startswith(("gemv_warp_shuffle<", "gemv_split_k<", "gemv_rows_per_warp<")):
+    if name.startswith(("gemv_warp_shuffle<", "gemv_rows_per_warp<")):
         name = name.replace(", 0>", ", false>").replace(", 1>", ", true>")
+    if name.startswith("gemv_split_k<"):  # <LOADS, B_VEC, ROWS>
+        loads, b_vec, rows = name[name.index("<") + 1:-1].split(", ")
+        name = f"gemv_split_k<{loads}, {'true' if b_vec == '1' else 'false'}, {rows}>"
     return name
 
 

@@ -4,14 +4,16 @@ The stages teach one design each, and each design is fast only for some shapes (
 sweep): one block per row leaves SMs idle when rows are few and wastes most of each block
 when rows are short, and the float4 stages refuse rows that do not start 16-byte aligned. The
 dispatcher picks, by a rule over (M, K, alignment, the GPU's SM count, its L2 size and the
-kernels' occupancy), one of two kernels that take any row, aligned or not:
+kernels' occupancy), one of three kernels that take any row, aligned or not:
 
-* ``split_k`` (cuda/split_k.cu): a block per stretch of a row; K is split into ``splits``
-  stretches when there are too few rows to fill the GPU, and a second kernel adds each row's
-  partial sums in a fixed order (deterministic, no float atomics). With one stretch it is one
-  block per row, stage 4's design.
+* ``split_k`` (cuda/split_k.cu): a block per stretch of a row (or of two rows, which then share
+  B's loads); K is split into ``splits`` stretches when there are too few rows to fill the GPU,
+  and a second kernel adds each row's partial sums in a fixed order (deterministic, no float
+  atomics). With one stretch it is one block per row, stage 4's design.
 * ``rows_per_warp`` (cuda/rows_per_warp.cu): G lanes per row, several rows per warp, for rows
   too short to keep a block busy.
+* ``row_tiles`` (cuda/row_tiles.cu): for rows of at most 64 floats, a block loads its rows as one
+  flat stretch into shared memory, then sums each row there.
 
 The rule is :func:`choose`, a pure function of numbers, unit tested on the CPU branch by branch;
 ``gemvlab.explain(A, B)`` prints its choice and reasons for a given A and B. ``gemv`` caches the
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import checks, occupancy
-from .kernels import ROWS_PER_WARP, SPLIT_K, build_stage, stage_occupancy
+from .kernels import ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, stage_occupancy
 
 # The rule's constants, from the H200 exploration in tools/explore/h200-dispatch-round1.txt
 # (every candidate plan timed round-robin beside torch.matmul and the read ceiling, 16 shapes).
@@ -50,12 +52,27 @@ ROWS_LOADS = 4
 #:   bytes of its row (G x 16 bytes, a whole line where the row's body starts on one), and about
 #:   FLOATS_PER_LANE floats per lane. At K = 96 and 100, G = 8 took 2.3% and 6.3% less time than
 #:   4; at K = 257 and 513, G = 8 and 16 took 3.4% and 5.1% less than twice as many lanes. Rows
-#:   shorter than two float4s per lane at G = 8 (K < 64) take MIN_LANES (K = 33: 4 lanes took 42%
-#:   less time than 8, and 3% more than 2).
+#:   under FEW_FLOAT4S_K floats (under 3 float4s per lane at G = 8) take MIN_LANES: at K = 64 and
+#:   80, 4 lanes took 11% and 3% less time than 8, at K = 96 2% more (tools/explore/round8); at
+#:   K = 33, 42% less than 8 and 3% more than 2 (round 5).
 FLOATS_PER_TRIP = 4 * ROWS_LOADS
 LINE_LANES = 8
 FLOATS_PER_LANE = 32
 MIN_LANES = 4
+FEW_FLOAT4S_K = 96
+#: row_tiles (cuda/row_tiles.cu) for rows of at most TILE_MAX_K floats, where there is more than
+#: one trip of data and the rows are nearly contiguous (at most 1/8 of the bytes read between
+#: rows unused): as many rows per block as fit in the tile, of TILE_ROWS (256 threads, 1 lane per
+#: row; 128 and 1; 64 and 2 lanes). In tools/explore/round10/round10.txt it took, against
+#: rows_per_warp with 4 lanes at millions of rows, 113 against 342 us at K = 8, 99 against 208 at
+#: K = 16, 114 against 229 at 17, 131 against 149 at 32, 110 against 133 at 33, 199 against 239
+#: at 50, 188 against 211 at 63 and 190 against 194 at 64. At K = 32, 128 rows with 2 lanes each
+#: (256 threads) were 1.2% faster than 1 lane (128): taken the simpler way. Just over one trip of
+#: data it tied: 11.8 against 11.9 us at 100,000 x 50 (round 8's version of the kernel took 11.0).
+#: Rows over 64 floats do not fit its copy of B, and at K = 80 to 128 rows_per_warp was faster
+#: (round 9).
+TILE_MAX_K = 64
+TILE_ROWS = ((256, 256, 1), (128, 128, 1), (64, 128, 2))  # (rows per tile, threads, lanes per row)
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
@@ -80,10 +97,36 @@ ONE_TRIP = SPLIT_BLOCK * LOADS * 4
 #: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
 #: that the rows sharing it find it there (blocks of one stretch run together).
 B_SHARE_OF_L2 = 0.25
+#: split_k: where the rule splits fewer than SHARE_B_BELOW_M rows that are aligned like B, and B
+#: is more than B_SHARE_OF_L2 of the L2, SHARE_B_ROWS rows share each block (B loaded once per
+#: trip for both), with SHARE_B_LOADS loads per row per trip. In tools/explore/round8 it took 3.3,
+#: 5.6, 3.8 and 1.9% less time than one row per block at 2 x 40,000,000, 8 x 30,000,000, 16 x 2^24
+#: and 50 x 5,000,000 (B 160, 120, 64 and 20 MB; round 7: 1.9, 3.2, 1.0 and 1.3%), and in round 10
+#: 3.1% less at 3 x 50,000,000 (B 200 MB); with B smaller it lost or tied: 1.5% more at 128 x 2^21
+#: (8 MB; round 7: 2.0%), 2.3% more at 64 x 1,000,000 (4 MB, round 10), 1.2% less at 300 x
+#: 3,000,000 (12 MB; round 7: 0.3%). The counters (round10/counters.txt) show why B's size, not the
+#: DRAM, is what matters: at 3 x 50,000,000 both read 800 to 809 MB from DRAM (A and B once), but
+#: one row per block read 1140 MB from the L2 into the SMs, two rows 971 MB. Where the rows are
+#: not aligned like B, each row reads B on its own, and two rows per block gained at some shapes
+#: and lost up to 5% at others: not taken.
+SHARE_B_BELOW_M = 128
+SHARE_B_ROWS = 2
+SHARE_B_LOADS = 1
+#: row_tiles: floats of shared memory per tile (TILE_FLOATS in cuda/row_tiles.cu).
+TILE_FLOATS = 4096
 
-_ARGTYPES = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-             ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-             ctypes.c_void_p]
+class LaunchArgs(ctypes.Structure):
+    """cuda/launch_args.cuh's struct: a plan's fixed numbers, built once per plan and passed by
+    address, so that a call converts six pointers, not twelve arguments (ctypes converts every
+    argument on every call)."""
+
+    _fields_ = [("lda", ctypes.c_longlong), ("M", ctypes.c_longlong), ("K", ctypes.c_longlong),
+                ("chunk", ctypes.c_longlong), ("splits", ctypes.c_int), ("block", ctypes.c_int),
+                ("variant", ctypes.c_int), ("grid", ctypes.c_int)]
+
+
+#: launch_*(A, B, C, partials, const LaunchArgs*, stream)
+_ARGTYPES = [ctypes.c_void_p] * 6
 
 
 @dataclass(frozen=True)
@@ -114,13 +157,14 @@ class Plan:
 
     M: int
     K: int
-    kernel: str  # "split_k", "rows_per_warp", "none" (M = 0) or "zeros" (K = 0)
-    variant: int = 0  # the kernel's template arguments (see kernels.SPLIT_K, ROWS_PER_WARP)
+    kernel: str  # "split_k", "rows_per_warp", "row_tiles", "none" (M = 0) or "zeros" (K = 0)
+    variant: int = 0  # the kernel's template arguments (see kernels.SPLIT_K, ROWS_PER_WARP, ROW_TILES)
     block: int = 0
     grid: int = 0
     splits: int = 1
     chunk: int = 0  # floats per stretch (split_k)
-    lanes_per_row: int = 0  # rows_per_warp's G
+    lanes_per_row: int = 0  # rows_per_warp's and row_tiles' G
+    rows_per_block: int = 1  # split_k: rows sharing each stretch of B in one block
     loads: int = 0  # float4 loads of A in flight per thread
     b_vec: bool = False  # B read as float4s (aligned where A's rows are)
     waves: int = 0
@@ -130,23 +174,32 @@ class Plan:
     @property
     def name(self) -> str:
         if self.kernel == "split_k":
-            return f"split_k<{self.loads}, {str(self.b_vec).lower()}>" + (
+            return f"split_k<{self.loads}, {str(self.b_vec).lower()}, {self.rows_per_block}>" + (
                 f" x {self.splits} stretches" if self.splits > 1 else "")
         if self.kernel == "rows_per_warp":
             return f"rows_per_warp<{self.lanes_per_row}, {str(self.b_vec).lower()}>"
+        if self.kernel == "row_tiles":
+            return f"row_tiles<{self.lanes_per_row}>"
         return self.kernel
 
     @property
     def launch(self) -> str:
         if self.kernel == "split_k":
             text = f"{self.grid} blocks of {self.block} threads"
+            rows = f"{-(-self.M // self.rows_per_block)} groups of {self.rows_per_block} rows" if (
+                self.rows_per_block > 1) else f"{self.M} rows"
             if self.splits > 1:
-                text += (f" ({self.M} rows x {self.splits} stretches of {self.chunk:,} floats), then "
-                         f"{-(-self.M * 32 // 256)} blocks of 256 adding each row's {self.splits} partial sums")
+                text += (f" ({rows} x {self.splits} stretches of {self.chunk:,} floats), then "
+                         f"{-(-self.M * 32 // 256)} block{'s' if self.M > 8 else ''} of 256 adding each row's "
+                         f"{self.splits} partial sums")
             return text
         if self.kernel == "rows_per_warp":
             return (f"{self.grid} blocks of {self.block} threads, {self.lanes_per_row} lanes per row "
                     f"({self.block // self.lanes_per_row} rows per block)")
+        if self.kernel == "row_tiles":
+            return (f"{self.grid} blocks of {self.block} threads, each loading {self.block // self.lanes_per_row} "
+                    f"rows as one stretch, then {self.lanes_per_row} lane{'s' if self.lanes_per_row > 1 else ''} "
+                    f"per row")
         return "no launch"
 
     def describe(self) -> str:
@@ -161,11 +214,14 @@ def _next_pow2(x: int) -> int:
     return 1 << max(0, (x - 1).bit_length())
 
 
-def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: int, l2_bytes: int) -> tuple[int, list[str]]:
+def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: int, l2_bytes: int,
+                  rows_per_block: int = 1) -> tuple[int, list[str]]:
     """How many stretches to cut each row into: none when the rows alone keep enough warps busy
     (`warps_per_sm` from one block per row, against the SM's `max_warps`), else enough for about
     TARGET_WAVES waves of `slots` blocks (SMs x blocks per SM), stretches at least MIN_CHUNK
-    floats, and a stretch of B small enough for the L2 when several rows share it."""
+    floats, and a stretch of B small enough for the L2 when several blocks share it. With
+    `rows_per_block` rows in a block, a stretch takes ceil(M / rows_per_block) blocks."""
+    rows, M = M, -(-M // rows_per_block)  # from here on, M counts the blocks of one stretch
     why = []
     most = max(1, K // MIN_CHUNK)
     least = 1
@@ -175,57 +231,73 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                    f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
                    f"stretch of B can find it in the L2")
     if warps_per_sm >= BUSY_WARPS * max_warps and least == 1:
-        why.append(f"{M:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
+        why.append(f"{rows:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
                    f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose): one block per row")
         return 1, why
     s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
-    why.append(f"{M:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "
-               f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks, about "
+    why.append(f"{rows:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "
+               f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks"
+               + (f" of {rows_per_block} rows" if rows_per_block > 1 else "") + ", about "
                f"{M * s / slots:.1f} waves of {slots}"
                + (f" (stretches of at least {MIN_CHUNK:,} floats allow at most {most})" if s == most else ""))
-    if s > 1 and M * K <= slots * ONE_TRIP:
+    if s > 1 and rows * K <= slots * ONE_TRIP:
         s = min(max(1, K // ONE_TRIP), max(s, (TARGET_WAVES * slots) // M))
-        why.append(f"A ({M * K:,} floats) fits in one trip of the {slots * SPLIT_BLOCK:,} resident threads: "
+        why.append(f"A ({rows * K:,} floats) fits in one trip of the {slots * SPLIT_BLOCK:,} resident threads: "
                    f"{s} stretches instead, of about {-(-K // s):,} floats (one trip per thread)")
     return s, why
 
 
 def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int = 2,
-              splits: int = 1, lanes_per_row: int = 32, reasons: tuple = ()) -> Plan:
+              splits: int = 1, lanes_per_row: int = 32, reasons: tuple = (), rows_per_block: int = 1) -> Plan:
     """A consistent Plan for the given choices (grid, stretch length, waves): what choose()
     returns, and what the explorations in tools/explore/ build to time other choices."""
     if kernel == "rows_per_warp":
         variant = 2 * lanes_per_row + b_vec
         grid = -(-M // (block // lanes_per_row))
-        occ_kernel, chunk, splits, loads = ROWS_PER_WARP, 0, 1, 4
+        occ_kernel, chunk, splits, loads, rows_per_block = ROWS_PER_WARP, 0, 1, 4, 1
+    elif kernel == "row_tiles":
+        variant, b_vec = lanes_per_row, False
+        grid = -(-M // (block // lanes_per_row))
+        occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
     else:
-        variant = 2 * loads + b_vec
+        variant = 16 * rows_per_block + 2 * loads + b_vec
         chunk = -(-(-(-K // splits)) // 4) * 4  # a whole number of float4s per stretch
         splits = -(-K // chunk)
-        grid = M * splits
+        grid = -(-M // rows_per_block) * splits
         occ_kernel, lanes_per_row = SPLIT_K, 0
     checks.check_grid(grid, kernel)
     r = occupancy.residency(stage_occupancy(occ_kernel, block, variant, device.limits), grid, device.sms)
-    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, loads, b_vec, r.waves,
-                r.last_wave_fill, tuple(reasons))
+    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, rows_per_block, loads, b_vec,
+                r.waves, r.last_wave_fill, tuple(reasons))
+
+
+def tile_fits(rows: int, K: int, lda: int) -> bool:
+    """Whether `rows` consecutive rows, as the one stretch row_tiles loads (from the first row's
+    first float to the last row's last), fit its tile (which has 4 floats more, for alignment)."""
+    return (rows - 1) * lda + K <= TILE_FLOATS
 
 
 def _nearest_pow2(x: float) -> int:
     return 1 << max(0, round(math.log2(x))) if x > 1 else 1
 
 
+def resident_rows_threads(b_vec: bool, device: Device) -> int:
+    """The GPU's resident rows_per_warp threads (at G = 32: every G's kernel has about the same
+    registers): how many lanes one trip of loads can keep busy."""
+    occ = stage_occupancy(ROWS_PER_WARP, ROWS_BLOCK, 2 * 32 + b_vec, device.limits)
+    return device.sms * occ.blocks_per_sm * ROWS_BLOCK
+
+
 def rows_lanes(M: int, K: int, b_vec: bool, device: Device) -> tuple[int, str]:
     """rows_per_warp's lanes per row G (4 to 32) for M rows of K floats, and why."""
-    # the GPU's resident threads at G = 32 (every G's kernel has about the same registers)
-    occ = stage_occupancy(ROWS_PER_WARP, ROWS_BLOCK, 2 * 32 + b_vec, device.limits)
-    resident = device.sms * occ.blocks_per_sm * ROWS_BLOCK
+    resident = resident_rows_threads(b_vec, device)
     if M * K <= resident * FLOATS_PER_TRIP:
         G = min(32, max(MIN_LANES, _next_pow2(-(-K // FLOATS_PER_TRIP))))
         how = (f"A ({M * K:,} floats) fits in one trip of the {resident:,} resident threads "
                f"({FLOATS_PER_TRIP} floats each): {G} lanes per row, at most {-(-K // G)} floats per lane")
-    elif K < 2 * 4 * LINE_LANES:
+    elif K < FEW_FLOAT4S_K:
         G = MIN_LANES
-        how = f"rows under two float4s per lane at {LINE_LANES} lanes: {G} lanes per row"
+        how = f"rows under {FEW_FLOAT4S_K} floats (3 float4s per lane at {LINE_LANES} lanes): {G} lanes per row"
     else:
         G = min(32, max(LINE_LANES, _nearest_pow2(K / FLOATS_PER_LANE)))
         how = (f"{G} lanes per row, {-(-K // G)} floats per lane at most: the power of two nearest "
@@ -250,20 +322,40 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     why.append(f"{row_start}: float4 body with a scalar head and tail per row; B read as "
                + ("float4s (aligned where A's rows are)" if b_vec else "scalars (not aligned where A's rows are)"))
     limits = device.limits
+    tile = next((t for t in TILE_ROWS if tile_fits(t[0], K, lda)), None)
+    if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
+            M * K > resident_rows_threads(b_vec, device) * FLOATS_PER_TRIP):
+        rows, block, G = tile
+        why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
+               f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
+               f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up; A is more than one trip of "
+               f"the resident threads"]
+        return make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=G, reasons=tuple(why))
     if K <= SHORT_ROW_K:
         G, lanes_why = rows_lanes(M, K, b_vec, device)
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; " + lanes_why)
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
-    bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 2 * LOADS + b_vec, limits).blocks_per_sm
+    bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 16 + 2 * LOADS + b_vec, limits).blocks_per_sm
     slots = device.sms * bps
     warps_per_block = SPLIT_BLOCK // 32
     warps_per_sm = min(bps, M / device.sms) * warps_per_block
     splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes)
-    why.insert(0, f"K = {K:,} > {SHORT_ROW_K:,}: a block of {SPLIT_BLOCK} threads per row"
-                  + (f" stretch ({splits} stretches per row)" if splits > 1 else "")
-                  + f", {LOADS} float4 loads of A in flight per thread; {bps} blocks fit per SM "
-                    f"({device.sms} SMs: {slots} slots)")
-    return make_plan(M, K, "split_k", device, b_vec, SPLIT_BLOCK, LOADS, splits, reasons=tuple(why + split_why))
+    rows, loads = 1, LOADS
+    if splits > 1 and b_vec and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
+        rows, loads = SHARE_B_ROWS, SHARE_B_LOADS
+        bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 16 * rows + 2 * loads + b_vec, limits).blocks_per_sm
+        slots = device.sms * bps
+        splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows)
+        split_why.append(f"{M:,} rows (fewer than {SHARE_B_BELOW_M}) aligned like B, and B more than "
+                         f"{B_SHARE_OF_L2:.0%} of the L2: {rows} rows per block share each float4 of B, {loads} "
+                         f"load{'s' if loads > 1 else ''} of each row per trip")
+    why.insert(0, f"K = {K:,} > {SHORT_ROW_K:,}: a block of {SPLIT_BLOCK} threads per "
+                  + (f"{rows} rows' " if rows > 1 else "row")
+                  + (f"{' ' if rows == 1 else ''}stretch ({splits} stretches per row)" if splits > 1 else "")
+                  + f", {loads} float4 load{'s' if loads > 1 else ''} of A in flight per thread per row; "
+                    f"{bps} blocks fit per SM ({device.sms} SMs: {slots} slots)")
+    return make_plan(M, K, "split_k", device, b_vec, SPLIT_BLOCK, loads, splits, reasons=tuple(why + split_why),
+                     rows_per_block=rows)
 
 
 # ---- inputs ------------------------------------------------------------------------------------
@@ -367,9 +459,10 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
 
         launch.plan = plan
         return launch
-    kernel = SPLIT_K if plan.kernel == "split_k" else ROWS_PER_WARP
+    kernel = {"split_k": SPLIT_K, "rows_per_warp": ROWS_PER_WARP, "row_tiles": ROW_TILES}[plan.kernel]
     fn, built = _function(kernel)
-    args_tail = (M, K, plan.chunk, plan.splits, plan.block, plan.variant)
+    args = LaunchArgs(lda, M, K, plan.chunk, plan.splits, plan.block, plan.variant, plan.grid)
+    args_address = ctypes.addressof(args)  # the closure keeps args alive
     partial_count = M * plan.splits if plan.splits > 1 else 0
 
     def launch(A, B, out=None):
@@ -377,13 +470,14 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
             B = B.reshape(K).contiguous()  # a strided B: K floats copied, far fewer than A's M * K
         C = torch.empty(out_shape, device=device) if out is None else out
         P = torch.empty(partial_count, device=device) if partial_count else None
-        code = fn(A.data_ptr(), lda, B.data_ptr(), C.data_ptr(), P.data_ptr() if P is not None else None,
-                  *args_tail, _raw_stream(index))
+        code = fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), P.data_ptr() if partial_count else None, args_address,
+                  _raw_stream(index))
         if code:
             raise RuntimeError(f"launching {plan.name} failed: {built.error_string(code)} (CUDA error {code})")
         return C
 
     launch.plan = plan
+    launch.args = args
     return launch
 
 

@@ -61,7 +61,9 @@ class Stage:
         if self.variant_name is None:
             return self.kernel
         v = self.default_variant if variant is None else variant
-        if self.role == "dispatch":  # variant = first template argument * 2 + B_VEC
+        if self.name == "split_k":  # variant = ROWS * 16 + LOADS * 2 + B_VEC
+            return f"{self.kernel}<{v % 16 // 2}, {'true' if v % 2 else 'false'}, {v // 16}>"
+        if self.name == "rows_per_warp":  # variant = G * 2 + B_VEC
             return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
         return f"{self.kernel}<{v}{self.template_suffix}>"
 
@@ -123,18 +125,23 @@ READ_CEILING = Stage(0, "read_ceiling", "float4 read-only pass over A", "read_ce
                      float4=True, default_block=512, role="yardstick")
 
 #: The dispatcher's kernels (gemvlab.dispatch launches them; they take rows that start anywhere).
-#: Their variant is the first template argument * 2 + B_VEC (B read as float4s or not).
-SPLIT_K = Stage(0, "split_k", "K split into stretches, a block per stretch, then a fixed-order reduce",
+SPLIT_K_VARIANTS = tuple(16 * rows + 2 * loads + b for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1), (4, 2))
+                         for b in (0, 1))
+SPLIT_K = Stage(0, "split_k", "K split into stretches, a block per stretch of one or more rows, then a fixed-order reduce",
                 "split_k.cu", "launch_split_k", "gemv_split_k", block_rule="multiple of 32", float4=False,
-                default_block=256, variant_name="loads in flight * 2 + B as float4", variants=(4, 5, 8, 9),
-                default_variant=5, role="dispatch")
+                default_block=256, variant_name="rows * 16 + loads per trip * 2 + B as float4",
+                variants=SPLIT_K_VARIANTS, default_variant=16 + 5, role="dispatch")
 ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per warp",
                       "rows_per_warp.cu", "launch_rows_per_warp", "gemv_rows_per_warp",
                       block_rule="multiple of 32", float4=False, default_block=256,
                       variant_name="lanes per row * 2 + B as float4",
                       variants=tuple(2 * g + b for g in (1, 2, 4, 8, 16, 32) for b in (0, 1)),
                       default_variant=65, role="dispatch")
-DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP)
+ROW_TILES = Stage(0, "row_tiles", "a block loads its rows as one flat stretch, then G lanes sum each row",
+                  "row_tiles.cu", "launch_row_tiles", "gemv_row_tiles", block_rule="multiple of 32",
+                  float4=False, default_block=128, variant_name="lanes per row",
+                  variants=(1, 2, 4, 8, 16, 32), default_variant=2, role="dispatch")
+DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP, ROW_TILES)
 
 #: Not a stage: one thread chasing pointers, for the memory latency (gemvlab.latency).
 MEMORY_LATENCY = Stage(0, "memory_latency", "one thread chasing pointers", "memory_latency.cu",
@@ -279,9 +286,7 @@ def gemv(A, B, stage=None, block: int | None = None, variant: int | None = None,
         if block is not None or variant is not None:
             raise checks.GemvInputError("block and variant choose a stage's launch: pass stage= too "
                                         "(without a stage the dispatcher chooses the launch)")
-        from . import dispatch
-
-        return dispatch.gemv(A, B, out)
+        return _dispatch.gemv(A, B, out)
     launch, C = prepare(A, B, stage, block, variant, out)
     launch()
     return C
@@ -318,3 +323,8 @@ def pad_k(A, B):
     A2 = torch.nn.functional.pad(A, (0, pad))
     B2 = torch.nn.functional.pad(B.reshape(K), (0, pad))
     return A2, (B2.view(-1, 1) if B.dim() == 2 else B2)
+
+
+# At the end: gemvlab.dispatch imports this module's kernels. Imported once here rather than in
+# gemv(), where a function-level import cost about 0.6 us per call.
+from . import dispatch as _dispatch  # noqa: E402

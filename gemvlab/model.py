@@ -77,7 +77,8 @@ def loads_written(stage, variant: int | None = None) -> int | None:
     st = get_stage(stage)
     v = st.default_variant if variant is None else variant
     return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
-            "read_ceiling": 2, "split_k": v // 2 if v else 2, "rows_per_warp": 4}.get(st.name)
+            "read_ceiling": 2, "split_k": (v // 16) * (v % 16 // 2) if v else 2,  # rows x loads per row
+            "rows_per_warp": 4, "row_tiles": 4}.get(st.name)
 
 
 def traffic(stage, variant: int | None = None) -> Traffic:
@@ -239,7 +240,7 @@ def machine_inputs(doc: dict) -> dict:
 def predict_plan(plan, launch_us: float = 0.0, **inputs) -> Prediction | None:
     """The model for the dispatcher's plan (gemvlab.dispatch.Plan): its kernel over its grid, plus
     `launch_us` per launch (a launch that moves almost nothing, measured)."""
-    if plan.kernel not in ("split_k", "rows_per_warp"):
+    if plan.kernel not in ("split_k", "rows_per_warp", "row_tiles"):
         return None
     p = predict(plan.kernel, plan.M, plan.K, plan.block, plan.variant, grid=plan.grid, **inputs)
     p.ms += launch_us * 1e-3 * (2 if plan.splits > 1 else 1)

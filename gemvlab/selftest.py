@@ -15,7 +15,7 @@ def main() -> int:
 
     device = dispatch.Device.of()
     worst, count = 0.0, 0
-    for M, K in ((3, 5), (5, 4099), (33, 8192), (7, 20_001)):
+    for M, K in ((3, 5), (5, 4099), (33, 8192), (7, 20_001), (70, 50), (9, 33), (300, 17), (130, 64), (600, 8)):
         for offset in (0, 1):
             storage = torch.rand(M * K + offset, device="cuda")
             A = storage[offset:offset + M * K].view(M, K)
@@ -25,6 +25,11 @@ def main() -> int:
                      for g in (1, 2, 4, 8, 16, 32) for block in (dispatch.ROWS_BLOCK, 256)]
             plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits)
                       for block, loads, splits in ((256, 2, 1), (256, 4, 3), (64, 2, 3), (64, 4, 1))]
+            plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits, rows_per_block=rows)
+                      for rows in (2, 4) for loads in (1, 2) for block, splits in ((256, 3), (64, 1))]
+            plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g)
+                      for g in (1, 2, 4, 8, 16, 32) for block in (128, 256)
+                      if dispatch.tile_fits(block // g, K, K) and K <= dispatch.TILE_MAX_K]
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))
             ref = reference(A, B)
             for plan in plans:

@@ -21,15 +21,34 @@ def test_empty_shapes_launch_nothing():
     assert choose(100, 0).kernel == "zeros"
 
 
-@pytest.mark.parametrize("K,G", [(33, 4), (63, 4), (64, 8), (96, 8), (128, 8), (257, 8), (362, 8), (363, 16),
+@pytest.mark.parametrize("K,G", [(65, 4), (95, 4), (96, 8), (128, 8), (257, 8), (362, 8), (363, 16),
                                  (513, 16), (1000, 32), (1024, 32), (2048, 32)])
 def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G):
     """More data than one trip of the resident threads: at least 8 lanes (128 bytes per load
-    instruction), else the power of two nearest K / 32; 4 lanes for rows under 64 floats."""
+    instruction), else the power of two nearest K / 32; 4 lanes for rows under 96 floats."""
     p = choose(1_000_000, K)
     assert (p.kernel, p.lanes_per_row, p.block) == ("rows_per_warp", G, dispatch.ROWS_BLOCK)
     assert p.grid == -(-1_000_000 // (dispatch.ROWS_BLOCK // G))
-    assert "128 contiguous bytes" in p.describe() or K < 64
+    assert "128 contiguous bytes" in p.describe() or K < dispatch.FEW_FLOAT4S_K
+
+
+@pytest.mark.parametrize("K,rows,G", [(1, 256, 1), (8, 256, 1), (16, 256, 1), (17, 128, 1), (32, 128, 1),
+                                      (33, 64, 2), (50, 64, 2), (64, 64, 2)])
+def test_many_rows_of_at_most_64_floats_are_loaded_as_tiles(K, rows, G):
+    """More than one trip of data in rows of at most TILE_MAX_K floats: row_tiles, as many rows
+    per tile (4,096 floats) as fit of 256, 128 and 64, with 1, 1 and 2 lanes per row."""
+    p = choose(4_000_000, K)
+    assert (p.kernel, p.lanes_per_row, p.block // p.lanes_per_row) == ("row_tiles", G, rows)
+    assert p.grid == -(-4_000_000 // rows)
+    assert dispatch.tile_fits(rows, K, K) and "one stretch" in p.describe()
+
+
+def test_tiles_need_more_than_one_trip_and_nearly_contiguous_rows():
+    assert choose(20_000, 33).kernel == "rows_per_warp"  # little data: one trip per lane instead
+    assert choose(4_000_000, 50, lda=51).kernel == "row_tiles"  # 1 float in 51 read and unused
+    assert choose(4_000_000, 50, lda=60).kernel == "rows_per_warp"  # 10 in 60: too many
+    assert choose(4_000_000, 65).kernel == "rows_per_warp"  # B would not fit the tile kernel's copy
+    assert choose(1, 50).kernel == "rows_per_warp"
 
 
 @pytest.mark.parametrize("M,K,G", [(1, 1, 4), (5, 3, 4), (16, 128, 8), (100, 100, 8), (8192, 128, 8),
@@ -61,10 +80,23 @@ def test_few_rows_are_split_into_about_four_waves():
     for M, K in ((16, 1 << 24), (128, 1 << 21), (1, 1 << 26), (3, 10_000_001), (50, 5_000_000)):
         p = choose(M, K)
         assert p.kernel == "split_k" and p.splits > 1, (M, K)
-        slots = 132 * 8  # split_k<2, ...> at 256 threads: 32 registers, 8 blocks per SM
+        occ = lab.kernels.stage_occupancy(lab.kernels.SPLIT_K, p.block, p.variant, H200.limits)
+        slots = 132 * occ.blocks_per_sm
         assert dispatch.TARGET_WAVES - 1 < p.grid / slots <= dispatch.TARGET_WAVES, p.describe()
         assert p.chunk % 4 == 0 and p.chunk * p.splits >= K > p.chunk * (p.splits - 1)
         assert "stretches" in p.describe()
+
+
+def test_few_rows_aligned_like_b_share_a_large_b_two_rows_per_block():
+    for M, K in ((2, 40_000_000), (3, 50_000_000), (16, 1 << 24), (50, 5_000_000), (127, 1 << 22)):
+        p = choose(M, K)
+        assert (p.rows_per_block, p.loads) == (dispatch.SHARE_B_ROWS, dispatch.SHARE_B_LOADS), (M, K)
+        assert p.grid == -(-M // 2) * p.splits and "share" in p.describe()
+    assert choose(128, 1 << 22).rows_per_block == 1  # 128 rows or more: one row per block
+    assert choose(64, 1_000_000).rows_per_block == 1  # B (4 MB) well inside the L2
+    assert choose(3, 50_000_001).rows_per_block == 1  # rows not aligned like B
+    assert choose(1, 1 << 26).rows_per_block == 1  # one row
+    assert choose(2048, 1 << 20).rows_per_block == 1  # not split
 
 
 @pytest.mark.parametrize("M,K,S", [(1, 65536, 32), (16, 65536, 32), (1, 1 << 20, 512)])
@@ -152,8 +184,11 @@ def test_every_plan_the_rule_makes_is_consistent():
             p = choose(M, K)
             assert p.grid <= 2**31 - 1
             if p.kernel == "split_k":
-                assert p.variant in lab.kernels.SPLIT_K.variants and p.grid == M * p.splits
+                assert p.variant in lab.kernels.SPLIT_K.variants and p.grid == -(-M // p.rows_per_block) * p.splits
                 assert p.chunk * (p.splits - 1) < K <= p.chunk * p.splits
+            elif p.kernel == "row_tiles":
+                assert p.variant in lab.kernels.ROW_TILES.variants and dispatch.tile_fits(p.block // p.lanes_per_row, K, K)
+                assert p.grid * (p.block // p.lanes_per_row) >= M
             else:
                 assert p.variant in lab.kernels.ROWS_PER_WARP.variants
                 assert p.grid * (p.block // p.lanes_per_row) >= M

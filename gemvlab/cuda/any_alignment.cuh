@@ -103,3 +103,63 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
     for (int u = 0; u < LOADS; ++u) sum += acc[u];
     return sum;
 }
+
+// Several rows' dot products with one stretch of B (split_k with ROWS > 1), for lanes >= 4 (a
+// block) covering the stretch: rows r < `rows` start at a + r * lda, and sum[r] gets this
+// lane's share of row r. Each row keeps its own head, body and tail, as in dot_stretch.
+// B_VEC (every row aligned like B, so the same head for all): B's float4s are loaded once per
+// trip and used for every row, ROWS times less B than one row per block. Otherwise each row
+// reads B as scalars at its own offsets; the rows' offsets differ by at most 3 floats, so a
+// row's B loads find the lines the block's other rows just brought into the L1 (expected from
+// the addresses, not measured with counters). The edges' floats are loaded before the body and
+// multiplied after it: the first version multiplied them before the body, and run with one row
+// it took 8% more time than dot_stretch at 4096 x 4099 and 4% more at 20,000 x 20,001
+// (tools/explore/round7/round7.txt).
+template <int ROWS, int LOADS, bool B_VEC>
+__device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long lda, int rows,
+                                         const float* __restrict__ b, long long n, int lane, int lanes,
+                                         float (&sum)[ROWS]) {
+    long long head[ROWS], n4[ROWS], n4_most = 0;
+    float edge_a[ROWS][2], edge_b[ROWS][2];  // this lane's float of each row's head and tail
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const float* ar = a + r * lda;
+        head[r] = min((long long)(((16 - (reinterpret_cast<size_t>(ar) & 15)) & 15) / 4), n);
+        n4[r] = r < rows ? (n - head[r]) / 4 : 0;
+        n4_most = max(n4_most, n4[r]);
+        const long long t = head[r] + 4 * n4[r] + lane;
+        const bool h = r < rows && lane < head[r], tl = r < rows && t < n;
+        // loaded here, before the body's first trip, and multiplied after the body
+        edge_a[r][0] = h ? __ldcg(ar + lane) : 0.0f;
+        edge_b[r][0] = h ? b[lane] : 0.0f;
+        edge_a[r][1] = tl ? __ldcg(ar + t) : 0.0f;
+        edge_b[r][1] = tl ? b[t] : 0.0f;
+    }
+    float acc[ROWS][LOADS] = {};
+#pragma unroll 1
+    for (long long i = lane; i < n4_most; i += LOADS * (long long)lanes) {
+        float4 av[ROWS][LOADS], bv[B_VEC ? 1 : ROWS][LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const long long k = i + u * (long long)lanes;
+            if (B_VEC) bv[0][u] = k < n4_most ? load_b4<true>(b + head[0], k) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) {
+                const bool inside = k < n4[r];
+                av[r][u] = inside ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
+                                  : make_float4(0.f, 0.f, 0.f, 0.f);
+                if (!B_VEC) bv[r][u] = inside ? load_b4<false>(b + head[r], k) : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u)
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) acc[r][u] += dot4(av[r][u], bv[B_VEC ? 0 : r][u]);
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        sum[r] = edge_a[r][0] * edge_b[r][0] + edge_a[r][1] * edge_b[r][1];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) sum[r] += acc[r][u];
+    }
+}

@@ -16,6 +16,7 @@
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.
 #include "any_alignment.cuh"
+#include "launch_args.cuh"
 
 template <int G, bool B_VEC>
 __global__ void gemv_rows_per_warp(const float* __restrict__ A, long long lda, const float* __restrict__ B,
@@ -31,10 +32,11 @@ __global__ void gemv_rows_per_warp(const float* __restrict__ A, long long lda, c
 }
 
 // variant: G * 2 + B_VEC, G in 1, 2, 4, 8, 16, 32. block: a multiple of 32.
-extern "C" int launch_rows_per_warp(const float* A, long long lda, const float* B, float* C, float* partials,
-                                    long long M, long long K, long long chunk, int splits, int block,
-                                    int variant, cudaStream_t stream) {
-    (void)partials, (void)chunk, (void)splits;
+extern "C" int launch_rows_per_warp(const float* A, const float* B, float* C, float* partials, const LaunchArgs* p,
+                                    cudaStream_t stream) {
+    (void)partials;
+    const long long M = p->M, K = p->K, lda = p->lda;
+    const int block = p->block, variant = p->variant;
     const long long groups_per_block = block / (variant / 2);
     const unsigned grid = (unsigned)((M + groups_per_block - 1) / groups_per_block);
     switch (variant) {
