@@ -7,6 +7,7 @@ timer), printed and logged to OUT_DIR/roundN.jsonl.
     rnd = Round("round5", encode_with_mode)        # builds round5.cu, opens the log
     rnd.study(M, K, {"rows G=8 ...": rows(8, 4, 128)}, "label")
 """
+import ctypes
 import json
 import statistics
 import sys
@@ -19,6 +20,10 @@ from gemvlab import bench, build, dispatch
 from gemvlab.kernels import read_ceiling_launcher
 
 EMPTY = 9  # every round's .cu launches an empty kernel for this variant
+#: The launchers' arguments up to round 6 (gemvlab's own launchers now take a struct instead)
+OLD_ARGTYPES = [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                ctypes.c_void_p]
 
 
 def rows(G, L, block, BM=1, MODE=0):
@@ -44,10 +49,13 @@ def encode_with_mode(kind, G, L, BM, MODE):
 
 class Round:
     def __init__(self, name, encode, rounds=3, target_ms=40.0):
+        """encode: the round's variant numbers for its own NAME.cu; None: the round has none
+        (round 7 times gemvlab's own kernels through dispatch.make_launch)."""
         out = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp")
         self.log = open(out / f"{name}.jsonl", "w")
-        self.fn = build.build(name, (Path(__file__).parent / f"{name}.cu").read_text()).function(f"launch_{name}")
-        self.fn.argtypes = dispatch._ARGTYPES
+        if encode is not None:
+            self.fn = build.build(name, (Path(__file__).parent / f"{name}.cu").read_text()).function(f"launch_{name}")
+            self.fn.argtypes = OLD_ARGTYPES
         self.encode, self.rounds, self.target_ms = encode, rounds, target_ms
         self.device = dispatch.Device.of()
         self.t_start = time.time()
@@ -109,11 +117,7 @@ class Round:
         """cands: name -> rows(...) or split(...) (or dict(kind="empty", block=32)). offset: A starts
         this many floats into its allocation (0: aligned). ceiling: time the read ceiling too."""
         say = self.say
-        say(f"== {label}: M={M:,} K={K:,}")
-        base = torch.rand(M * K + offset + 4, device="cuda")
-        A = base[offset:offset + M * K].view(M, K)
-        B = torch.rand(K, 1, device="cuda")
-        ref = bench.reference(A, B)
+        A, B, ref = self.inputs(M, K, label, offset)
         C = torch.empty(M, 1, device="cuda")
         P = torch.empty(max(1, M * max([c.get("splits", 1) for c in cands.values()] + [1])), device="cuda")
         fns, errs = {}, {}
@@ -135,10 +139,25 @@ class Round:
                 say(f"  {name}: WRONG, relative error {errs[name]:.2e}")
                 continue
             fns[name] = f
+        self.time_and_log(M, K, label, fns, errs, cands, A, ceiling and offset == 0)
+        return A, B, rule, fns
+
+    def inputs(self, M, K, label, offset=0):
+        """A (M, K) starting `offset` floats into its storage, B (K, 1), and their float64 product."""
+        self.say(f"== {label}: M={M:,} K={K:,}")
+        base = torch.rand(M * K + offset + 4, device="cuda")
+        A = base[offset:offset + M * K].view(M, K)
+        B = torch.rand(K, 1, device="cuda")
+        return A, B, bench.reference(A, B)
+
+    def time_and_log(self, M, K, label, fns, errs, cands, A, ceiling=True):
+        """Time fns round-robin (with the read ceiling where A allows one), print and log each."""
+        say = self.say
         ceiling_ms = None
-        if (M * K) % 4 == 0 and offset == 0 and ceiling:
-            pick = bench.measure_read_ceiling(A, warmup_ms=3, rep_ms=15)
-            fns["read ceiling"] = read_ceiling_launcher(A, pick["block"], pick["variant"])
+        if A.data_ptr() % 16 == 0 and ceiling:  # over A's first M * K // 4 float4s, where M * K % 4 != 0
+            R = A if (M * K) % 4 == 0 else A.reshape(-1)[:M * K // 4 * 4].view(1, -1)
+            pick = bench.measure_read_ceiling(R, warmup_ms=3, rep_ms=15)
+            fns["read ceiling"] = read_ceiling_launcher(R, pick["block"], pick["variant"])
         t = self.timed(fns)
         nbytes = bench.bytes_moved(M, K)
         if "read ceiling" in t:
@@ -152,7 +171,6 @@ class Round:
                                            vs_torch=torch_ms / ms, of_ceiling=of_ceiling, err=errs.get(name),
                                            cand=cands.get(name))) + "\n")
         self.log.flush()
-        return A, B, rule, fns
 
     def elapsed(self):
         return time.time() - self.t_start
