@@ -306,6 +306,14 @@ def rows_lanes(M: int, K: int, b_vec: bool, device: Device) -> tuple[int, str]:
     return G, how + f", {ROWS_BLOCK // G} rows per block of {ROWS_BLOCK}"
 
 
+def variants_in_use() -> dict:
+    """kernel name -> the template variants choose() can launch (the .cu files compile more, for
+    the explorations in tools/explore/)."""
+    return {"split_k": tuple(v + b for v in (16 + 2 * LOADS, 16 * SHARE_B_ROWS + 2 * SHARE_B_LOADS) for b in (0, 1)),
+            "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
+            "row_tiles": tuple(sorted({g for _, _, g in TILE_ROWS}))}
+
+
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
     """The rule. `a_mod16`, `b_mod16`: A's and B's addresses modulo 16 bytes; `lda`: floats from
     one row of A to the next."""

@@ -102,13 +102,14 @@ def show_diff(old, new):
 
 # ---- compiler facts ------------------------------------------------------------------------
 
-def build_report(*stages) -> None:
-    """Registers, shared memory, spills (ptxas) and global loads by width (SASS) per kernel."""
+def build_report(*stages, variants=None) -> None:
+    """Registers, shared memory, spills (ptxas) and global loads by width (SASS) per kernel (of
+    every compiled variant, or of `variants`)."""
     print(f"{'kernel':<24}{'registers':>10}{'static smem':>13}{'spills':>9}  global loads in SASS")
     for stage in stages:
         st = get_stage(stage)
         built = build_stage(st)
-        for v in (st.variants if st.variant_name else (None,)):
+        for v in (variants or st.variants if st.variant_name else (None,)):
             name = st.kernel_name(v)
             r = built.resources[name]
             s = built.sass.get(name) if built.sass else None
@@ -541,11 +542,13 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     shapes = results.shapes(doc) if study == "shape_best" else results.explorer_shapes(doc)
     print(f"{'M':>9}{'K':>11}  {'chosen':<38}{'gemv ms [quartiles]':>24}{'torch.matmul ms [quartiles]':>28}"
           f"{'vs torch':>8}{'of ceiling BW':>14}  bar")
+    notes = []
     for M, K in shapes:
         kinds = results.by_kind(results.rows(doc, study, M=M, K=K, ok=True))
         g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
         if not g:
             continue
+        notes += [g["note"]] if g.get("note") and g["note"] not in notes else []  # the dispatcher row's
         big = 4 * (M * K + K) >= 4 * l2
         vs_t = t["ms"] / g["ms"] if t else None
         vs_c = g["GBps"] / c["GBps"] if c else None
@@ -561,6 +564,8 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
           f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
           f"above 1 on small shapes, where the ceiling's fixed cost per launch is a large share)  [{results.label(doc)}]")
+    for note in notes:
+        print(f"note: {note}")
 
 
 def _launch_us(doc: dict) -> float:
@@ -811,14 +816,15 @@ def dispatch_misses(doc: dict) -> None:
         print(f"  M = {M:,}, K = {K:,} ({chosen}): " + "; ".join(why))
 
 
-def loads_in_flight(stage) -> None:
-    """For each variant of a stage: the independent loads of A its source writes per trip, and
-    how many of them the compiled code (SASS) really issues before it first uses one."""
+def loads_in_flight(stage, variants=None) -> None:
+    """For each variant of a stage (or each of `variants`): the independent loads of A its source
+    writes per trip, and how many of them the compiled code (SASS) really issues before it first
+    uses one."""
     st = get_stage(stage)
     if _sass(st) is None:
         return
     print(f"{'kernel':<30}{'in the source':>15}{'issued before the first use (SASS)':>38}")
-    for v in (st.variants if st.variant_name else (None,)):
+    for v in (variants or st.variants if st.variant_name else (None,)):
         loads = model.loads_issued(st, v) or []
         a = model.a_loads(st, loads) if loads else 0
         written = model.loads_written(st, v)
