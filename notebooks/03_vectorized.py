@@ -221,13 +221,11 @@ nb.steps_table(ctx.recorded, M=2048)
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
-#   is 1.02x; at 256 it is 0.5% slower, beyond the quartiles; both are within the drift between two timings
-#   in the same record (printed below).
-# - **`__ldcg`** gains 3.6% at 32 threads, beyond the quartiles and beyond how far ratios moved between two
-#   timings in the same record (the drift, 2.9%, printed below; two passes at the headline shape, not
-#   independent runs). It was not repeated. At 64 threads it ties; at 128 and 256 it gains 1.5% and 1.4%:
-#   within that 2.9%, which the coalesced stage's noisy second timing sets, but beyond the 1.0% by which the
-#   kernels with tight quartiles moved. Which yardstick applies is not settled by one record.
+#   is 1.02x (1.6%), beyond the quartiles and beyond how far ratios moved between two timings in the same
+#   record (the drift, 0.9%, printed below; two passes at the headline shape, not independent runs); at
+#   256 it is a tie.
+# - **`__ldcg`** gains 3.0%, 1.6%, 1.9% and 1.4% at 32, 64, 128 and 256 threads, each beyond the quartiles
+#   and beyond that 0.9%. One record shows it; it was not repeated in another.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -239,10 +237,10 @@ nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.6 to 0.9% slower here
-# (beyond the quartiles at M = 16, and at M = 128 with 256 threads; a tie at M = 128 with 1024). These
-# costs are inside the drift between two timings (either yardstick below): this run shows them, it does not
-# show that they repeat.
+# busy SMs must each keep as many bytes in flight as they can. `__ldcg` is 0.7 to 0.9% slower here
+# (beyond the quartiles at M = 16 with both block sizes and at M = 128 with 256 threads; a tie at M = 128
+# with 1024). These costs are within the 0.9% drift between two timings (below): this run shows them, it
+# does not show that they repeat.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
 # about 5% of the read ceiling (notebook 04's shape table).
 #
@@ -254,10 +252,10 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# Four of the six moved by under 1%; the coalesced stage by 2.6% (its second timing's quartiles are 3% wide)
-# and torch.matmul by 1.6%. The verdicts in this notebook use the larger figure, 2.9%, to be safe. So a
-# step of 1 to 3% that holds within a run is a measured difference for that run; to trust it across runs,
-# repeat the comparison.
+# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.9%: the
+# figure the verdicts in this notebook use. Two timings in one record are not independent runs, so a step
+# that holds within a run is a measured difference for that run; to trust it across runs, repeat the
+# comparison.
 #
 # ## What the L1 hint does, counted
 #
@@ -271,9 +269,9 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 # %% [markdown]
 # The same L1 sectors either way (the loads of A still pass through the L1); with `__ldcg` slightly more of
 # them hit (they are B's: A's are never reused) and slightly fewer are read from the L2. In time, the
-# counters' own single launches went the other way (the *time us* column: `__ldcg` took about 1% longer),
-# and the steps table at 256 threads measured a 1% gain within the drift: the counters show the cache
-# effect, not a gain in time. Only at 32 threads did `__ldcg` gain beyond the drift (the steps table).
+# counters' own single launches (one each, the *time us* column) put `__ldcg` 2.1% ahead, and the steps
+# table at 256 threads measured 1.4%: the counters show the cache effect beside the gain in time, not that
+# the one causes the other.
 
 # %% [markdown]
 # ## Registers, waves, and the model
@@ -294,11 +292,12 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads issue no more loads of A before their first use than 2. In the sweep, 4 loads are 6% slower than 2
-# at 128 threads (2.032 against 1.924 ms, beyond the ± ranges); at 256, 512 and 1024 the ranges overlap or
-# touch: ties. The model (below; no fitted inputs, but shown after the sweep) gives 1.2% more time for 4
-# loads at 512 threads, from a sixth wave that is
-# 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave view at the end of the
-# model cell below), a difference this sweep cannot resolve. It does not explain the 6% at 128.
+# at 128 threads (1.998 against 1.879 ms, beyond the ± ranges); at 256 and 1024 the ranges overlap: ties;
+# at 512, 4 loads are 0.9% slower, beyond the ranges but within the drift. The model (below; no fitted
+# inputs, but shown after the sweep) gives 1.4% more time for 4 loads at 512 threads, from a sixth wave
+# that is 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave view at the
+# end of the model cell below): the same direction as the sweep, a size it cannot resolve. It does not
+# explain the 6% at 128.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -321,8 +320,8 @@ nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 # Where the model is bound by the read ceiling, its full waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
-# at 32 threads, bound by bytes in flight in the model, at 64 and at 128; stage 4 at 32 threads; 4 loads
-# at 128 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
+# at 32 threads, bound by bytes in flight in the model, at 64, 128 and 1024; stage 4 at 32 threads with 2
+# and 4 loads; 4 loads at 128 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
 # here: notebook 02's fixed round per load (no growth under load, no other work between loads); waves that
 # do not run in lockstep (a block frees its slot only when its last warp ends); and B's traffic through the
 # L1 and L2, which the model treats as free. (Once a kernel is

@@ -158,9 +158,9 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 is within 0.8% of it at the headline and at 1024 × 262,144 (inside
-#   the drift between two timings in the record; the stage table calls the headline a tie) and trails by
-#   3.8% and 4.8% at 16384² and 8192² (no quartiles are printed here).
+#   or near the read ceiling; stage 5 is within 0.6% of it at the headline and at 1024 × 262,144 and 1.6%
+#   behind at 8192² (the guide calls all three ties: their quartiles overlap, though it does not print
+#   them), and trails by 3.4% at 16384².
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
@@ -203,15 +203,15 @@ nb.matmul_overhead(ctx)
 nb.counters(ctx)
 
 # %% [markdown]
-# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.78
-# times the L2 sectors (532.4 M against 299.6 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.79
+# times the L2 sectors (532.5 M against 298.1 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
 # the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
-# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.921 ms; stage 4
-# with 2 loads at 256 threads, 1.921 ms in notebook 03's sweep). Cache traffic and time are not tied one to
+# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.876 ms; stage 4
+# with 2 loads at 256 threads, 1.871 ms in notebook 03's sweep, within each other's ± ranges). Cache traffic and time are not tied one to
 # one here, but this comparison does not separate the block size from the rows per block.
 
 # %% [markdown]

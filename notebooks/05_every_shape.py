@@ -19,12 +19,12 @@
 # The stages taught one design each, and notebook 04's shape sweep showed each design fast only for some
 # shapes. A library cannot ask its users for the right shape. `lab.gemv(A, B)` without a stage runs a
 # **dispatcher**: a rule that looks at M, K, the alignment of the rows, the GPU's SM count, its L2 and the
-# kernels' occupancy, and picks one of two kernels, each in its own `.cu` file, commented like the stages.
+# kernels' occupancy, and picks one of three kernels, each in its own `.cu` file, commented like the stages.
 #
 # **What you will learn here:** why one kernel cannot serve every shape (waves, rows per SM, and, presumed,
 # a fixed cost per block); split-K, built and measured, deterministic without atomics; float4 loads for rows that do not
-# start 16-byte aligned; several rows per warp for short rows; the rule, and how to read its reasons
-# (`lab.explain`); what a call costs in Python; and a shape explorer.
+# start 16-byte aligned; several rows per warp for short rows, and tiles of whole rows for the shortest; the
+# rule, and how to read its reasons (`lab.explain`); what a call costs in Python; and a shape explorer.
 
 # %%
 # Colab, or any Python where gemvlab is not installed yet: install it beside the torch already there.
@@ -88,9 +88,13 @@ nb.show_source("split_k")
 
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
-# directly. How many stretches: enough for about four waves of blocks. The model for the plan the rule
-# makes at M = 16 and at M = 1, printed with the recorded times; not blind: the rule's constants were tuned
-# in an earlier exploration on the H200, and the model's cost per launch comes from this record's smallest
+# directly. How many stretches: enough for about four waves of blocks. With `ROWS` > 1 a block takes the same
+# stretch of several rows, stage 5's idea: where the rows are aligned like B it loads each float4 of B once
+# for all of them. The rule takes two rows per block for fewer than 128 rows aligned like B when B is more
+# than a quarter of the L2 (the measurements that chose this are beside `SHARE_B_ROWS` in
+# `gemvlab/dispatch.py`, from explorations not re-run here). The model for the plan the rule makes at
+# M = 16 (two rows per block) and at M = 1, printed with the recorded times; not blind: the rule's constants
+# were tuned in explorations on the H200, and the model's cost per launch comes from this record's smallest
 # shape:
 
 # %%
@@ -99,7 +103,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.93 of
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.95 of
 # the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
 # reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #
@@ -108,7 +112,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # float4 loads need 16-byte aligned addresses. With K = 4099, row r starts at byte 4 · 4099 · r: only every
 # fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
-# (`gemvlab/cuda/any_alignment.cuh`, included by both kernels). In the source, the head's and tail's
+# (`gemvlab/cuda/any_alignment.cuh`, included by `split_k` and `rows_per_warp`). In the source, the head's and tail's
 # floats are loaded before the body's first trip and added after it, and the body's last trip loads what
 # is left with predicated loads. As compiled, the head and tail are one wait for memory before the body
 # rather than one before and one after it (the file's comment says how that was read; not printed here). The file's comment gives what the two
@@ -147,34 +151,51 @@ print(lab.explain(big[:, 1:], torch.empty(4099, 1)))
 nb.show_source("rows_per_warp")
 
 # %% [markdown]
-# What ptxas made of both dispatcher kernels: registers (which set how many blocks fit on an SM), and the
-# float4 loads of A each source writes per trip against those the SASS issues before the first use (the
-# model uses the SASS count):
+# ## Tiles of whole rows, for rows of at most 64 floats
+#
+# At K = 50 a row is 200 bytes: with 4 lanes per row, a warp's load instruction reads 8 rows, 64 bytes of
+# each, and every row has a scalar head or tail. But consecutive rows are one contiguous stretch of memory.
+# So a block loads the stretch that holds its rows the way the read ceiling reads A (flat float4s, 512
+# contiguous bytes per warp load), into shared memory, and after a barrier sums each row from there.
+# Shared memory has 32 banks; the file's comment says how the sum avoids sending a warp's lanes to the same
+# one, and what each of its choices measured in the explorations. `gemvlab/cuda/row_tiles.cu`:
 
 # %%
-for kernel in ("split_k", "rows_per_warp"):
-    nb.build_report(kernel)
-    nb.loads_in_flight(kernel)
+nb.show_source("row_tiles")
+
+# %% [markdown]
+# What ptxas made of the three dispatcher kernels, for the variants the rule launches (the files compile a
+# few more, for the explorations): registers and shared memory (which set how many blocks fit on an SM),
+# and the float4 loads of A each source writes per trip against those the SASS issues before the first use
+# (the model uses the SASS count):
+
+# %%
+for kernel, variants in lab.dispatch.variants_in_use().items():
+    nb.build_report(kernel, variants=variants)
+    nb.loads_in_flight(kernel, variants=variants)
     print()
 
 # %% [markdown]
 # ## The rule
 #
 # `gemvlab/dispatch.py`, `choose()`:
-# - Rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much data
-#   there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
+# - Rows of at most 64 floats, nearly contiguous, with more data than one trip of every resident thread
+#   (below), go to `row_tiles`: as many rows per block as fit in its 4,096-float tile, of 256, 128 and 64.
+# - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much
+#   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
 #   With more data, a group's load instruction should cover at least 128 contiguous bytes of its row
-#   (G ≥ 8), with about 32 floats per lane. Rows under 64 floats get 4 lanes.
+#   (G ≥ 8), with about 32 floats per lane. Rows under 96 floats get 4 lanes.
 # - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
 #   fewer). Otherwise they are split into stretches for about four waves, but no stretch is shorter than
 #   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
 #   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
-#   every resident thread, again), the stretches are one trip per thread instead.
+#   every resident thread, again), the stretches are one trip per thread instead. Split rows share B two
+#   per block where they are fewer than 128, aligned like B, and B is more than a quarter of the L2.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round6`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round13`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -194,8 +215,8 @@ _ = plots.plot_dispatch(ctx.recorded)
 
 # %% [markdown]
 # And on shapes beyond the sweep, same run: a grid of M and K, then shapes outside it (odd K, a few rows,
-# millions of rows). Some of them were among the shapes the explorations tuned the rule on; the last five
-# (500,000 × 200 to 123,457 × 777) were in none of them:
+# millions of rows). Some of them were among the shapes the explorations tuned the rule on; the last four
+# (6 × 25,000,000 to 40 × 6,000,001) were in none of them:
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -210,30 +231,33 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# All the misses are bandwidth misses, of two kinds:
-# - **Few long rows**: M = 3 and M = 64 with odd K (rows that do not start 16-byte aligned, B read as
-#   scalars, at 0.882 and 0.877), and M = 8 with aligned rows (0.890). In the explorer table, the aligned
-#   shapes with 16 to 300 rows held to the bandwidth bar reach 0.91 to 0.94; in the sweep, 128 × 2,097,152
-#   reaches 0.952 and 1 × 67,108,864 0.974, so few rows alone do not set the gap. This run does not
-#   separate a cost of odd K from a cost of few rows. The explorations tried reading B as aligned float4s
-#   shifted into place, and a head that runs to a 128-byte line; neither was adopted (the kernel's comment
-#   above gives their effect on the shapes tried; whether either would reach 0.91 on these is not shown).
-# - **Rows under 64 floats** (K = 50): 4 lanes per row, 12 or 13 floats each.
+# All the misses are bandwidth misses (the explorer's rows come from a second run of that study, as the note
+# under its table says), of three kinds:
+# - **Few long rows with odd K**: M = 3, 40 and 64 (0.861, 0.876, 0.863). Their rows do not start where B
+#   does, so B is read as scalars and each block reads it for one row. Every aligned shape with 6 to 300
+#   rows in the explorer table reaches 0.921 to 0.955, and the rule gives those with a large B two rows per
+#   block (`split_k<1, true, 2>`). So odd K is what the misses share; whether its cost is B's scalar loads
+#   or B read once per row is not separated. The explorations tried reading B as aligned float4s shifted
+#   into place, a head that runs to a 128-byte line, and two rows per block at odd K; none was adopted
+#   (the kernels' comments and `dispatch.py` give their effect on the shapes tried).
+# - **Tiles that are not full**: 5,000,000 × 24 (0.904) and 2,000,000 × 45 (0.882), shapes no exploration
+#   used. Their tiles hold 3,072 and 2,880 of 4,096 floats (128 rows of 24, 64 of 45), against 3,200 at
+#   4,000,000 × 50 (0.910); how full a tile is, is a candidate, not separated.
+# - **123,457 × 777**: odd K in `rows_per_warp` (0.901), B again read as scalars.
 #
 # In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
-# Python is another matter: the next section). Three are slower in the median, though:
-# M = 1 at K = 65,536 and 1,048,576, and M = 16 at K = 65,536 (the explorer table). Their quartile ranges
-# are wide, several microseconds, and overlap torch.matmul's, so this run calls them ties. It does not
-# separate them.
+# Python is another matter: the next section). One is slower in the median, 40 × 6,000,001 (0.2459 against
+# 0.2452 ms), a tie by the quartiles.
 #
 # ## The cost of a call
 #
 # `lab.gemv(A, B)` checks its inputs and picks its plan once per layout (shape, strides, alignment, device),
 # then finds them in a dictionary on every later call. CUDA events around the whole call against events
 # around the launch alone, and torch.matmul's whole call. *added us* is the median of the differences
-# between a gemv call and the launch alone timed just before it, not the difference of the medians: timed
-# from an idle GPU, the medians moved by tens of microseconds between runs (the note under the table, which
-# also says which run these numbers come from), far more than the Python they are meant to show:
+# between a gemv call and the launch alone timed just before it, not the difference of the medians: each
+# pair meets the GPU in about the same state, while medians timed from an idle GPU can move between runs by
+# more than the Python they are meant to show (`gemvlab/overhead.py` gives earlier records' figures; not
+# printed here):
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -242,15 +266,14 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event fires before the launch reaches the GPU, and even the
 # *launch alone* column includes the launch's way from Python to the GPU. It is longer than the same
-# kernel in the sweep and explorer tables, where each launch is queued behind an L2 flush that keeps the
-# GPU busy meanwhile, by 15.9 us at 4096 × 4096 (35.8 against 19.9) and 25.0 us at 1024 × 1024 (30.2
-# against 5.2), comparing this table's run with the record's. Such unpaired medians moved by tens of
-# microseconds between runs, so whether the excess is a fixed cost is not shown (an idle GPU's clocks, the
-# L2's state without a flush, and the launch path are candidates). In this run's medians a whole gemv call
-# took longer than a whole torch.matmul call at both shapes (by 2.7 and 6.7 us); these too are unpaired
-# medians, so this run does not show a difference.
+# kernel in the explorer table, where each launch is queued behind an L2 flush that keeps the GPU busy
+# meanwhile, by 29.3 us at 4096 × 4096 (49.1 against 19.8) and 41.2 us at 1024 × 1024 (47.2 against 6.0;
+# the explorer's rows come from a second run). Whether the excess is a fixed cost is not shown (an idle
+# GPU's clocks, the L2's state without a flush, and the launch path are candidates). In this run's medians
+# a whole gemv call took less time than a whole torch.matmul call at both shapes (by 9.9 and 7.3 us);
+# these are unpaired medians, so this run does not show a difference.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# longer than that kernel's time in the explorer table (5.2 us), so back-to-back calls of that size would
+# longer than that kernel's time in the explorer table (6.0 us), so back-to-back calls of that size would
 # spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
@@ -284,13 +307,12 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.13 times its time (the ratio column). The largest is at 4096 × 4099 (1.13), a 20-us shape where the
-# assumed 3.6 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table, 0.0199 ms) has
-# quartiles that touch those of 4096 × 4099 (0.0204), so this run cannot attribute the 1.13 to the odd K.
-# Next is M = 16 (1.06): B (64 MiB) is larger than the L2 and shared by 16 rows per stretch, while the model
-# counts it once; that is a candidate, not separated. The
-# model's times for the four shapes that miss their bar (above) are not printed here; it has no per-block
-# cost, no per-SM limit and no cost for rows that do not start aligned, so it could not account for them.
+# to 1.10 times its time (the ratio column). The largest is at 4096 × 4099 (1.10), a 20-us shape where the
+# assumed 4.2 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table) took 0.0198 ms against
+# 4096 × 4099's 0.0204, beyond the quartiles, so about 3 of the 10% go with the odd K in this run, and the
+# rest is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
+# the six shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM
+# limit and no cost for rows that do not start aligned, so it could not account for them.
 #
 # ## Exercise
 #
