@@ -326,5 +326,6 @@ def pad_k(A, B):
 
 
 # At the end: gemvlab.dispatch imports this module's kernels. Imported once here rather than in
-# gemv(), where a function-level import cost about 0.6 us per call.
+# gemv(), where a function-level import cost about 0.4 us per call on a development CPU
+# (tools/explore/round7/ctypes-call-cost.txt).
 from . import dispatch as _dispatch  # noqa: E402

@@ -690,7 +690,8 @@ def matmul_overhead(ctx: Context) -> None:
     from .profile import short_name
 
     print(f"{short_name(k['name'])}: {blocks:,} blocks of {k['block'][0]} threads, {4 * M * K / blocks / 1024:.0f} KiB of A "
-          f"each on average; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}): {waves} waves of {slots:,}")
+          f"each on average; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}; its shared "
+          f"memory is not in the profile, assumed not to limit): {waves} waves of {slots:,}")
     print(f"{k['us'] / 1e3:.3f} ms, against {at_ceiling:.3f} ms to read A at the read ceiling: {extra:.3f} ms more, "
           f"{extra * 1e3 / waves:.2f} us per wave  [{results.label(doc)}]")
     st = next((r for r in results.headline(doc)["stages"] if r["stage"] == "warp_shuffle"), None)

@@ -64,9 +64,11 @@ nb.one_kernel_every_shape(ctx)
 # %% [markdown]
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
-#   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131 SMs idle. The model is optimistic here (the ratio column): it assumes
-#   a busy SM can take any share of the bandwidth its bytes in flight allow, and the *GB/s per busy SM*
-#   column shows what one SM actually pulled.
+#   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
+#   SMs idle. The model is optimistic here (the ratio column, 1.39 and 1.43). Candidates, not separated: a
+#   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
+#   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
+#   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
 # - **One block per SM.** M = 128 rows give 128 blocks for 132 SMs (the model assumes one per SM and 4
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher's split-K uses
@@ -93,9 +95,9 @@ nb.show_source("split_k")
 # for all of them. The rule takes two rows per block for fewer than 128 rows aligned like B when B is more
 # than a quarter of the L2 (the measurements that chose this are beside `SHARE_B_ROWS` in
 # `gemvlab/dispatch.py`, from explorations not re-run here). The model for the plan the rule makes at
-# M = 16 (two rows per block) and at M = 1, printed with the recorded times; not blind: the rule's constants
-# were tuned in explorations on the H200, and the model's cost per launch comes from this record's smallest
-# shape:
+# M = 16 (two rows per block) and at M = 1, printed with the recorded times (the explorer's, from its second
+# run: see the note under its table below); not blind: the rule's constants were tuned in explorations on
+# the H200, and the model's cost per launch comes from the explorer's smallest shape:
 
 # %%
 for M, K in ((16, 16777216), (1, 67108864)):
@@ -114,8 +116,9 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
 # (`gemvlab/cuda/any_alignment.cuh`, included by `split_k` and `rows_per_warp`). In the source, the head's and tail's
 # floats are loaded before the body's first trip and added after it, and the body's last trip loads what
-# is left with predicated loads. As compiled, the head and tail are one wait for memory before the body
-# rather than one before and one after it (the file's comment says how that was read; not printed here). The file's comment gives what the two
+# is left with predicated loads. As compiled, the head and tail are one wait for memory before the body,
+# where the plain version is expected (its SASS was not read) to have one before and one after it (the
+# file's comment says how the compiled version was read; not printed here). The file's comment gives what the two
 # changes together did in an exploration on the H200 (they were not timed apart; the logs are in
 # `tools/explore/round5/`, not re-run here):
 
@@ -214,7 +217,8 @@ nb.dispatch_table(ctx.recorded, "shape_best")
 _ = plots.plot_dispatch(ctx.recorded)
 
 # %% [markdown]
-# And on shapes beyond the sweep, same run: a grid of M and K, then shapes outside it (odd K, a few rows,
+# And on shapes beyond the sweep, from a second run of this study (the note under the table says why): a
+# grid of M and K, then shapes outside it (odd K, a few rows,
 # millions of rows). Some of them were among the shapes the explorations tuned the rule on; the last four
 # (6 × 25,000,000 to 40 × 6,000,001) were in none of them:
 
@@ -235,7 +239,7 @@ nb.dispatch_misses(ctx.recorded)
 # under its table says), of three kinds:
 # - **Few long rows with odd K**: M = 3, 40 and 64 (0.861, 0.876, 0.863). Their rows do not start where B
 #   does, so B is read as scalars and each block reads it for one row. Every aligned shape with 6 to 300
-#   rows in the explorer table reaches 0.921 to 0.955, and the rule gives those with a large B two rows per
+#   rows in the explorer table that is held to the bandwidth bar reaches 0.921 to 0.955, and the rule gives those with a large B two rows per
 #   block (`split_k<1, true, 2>`). So odd K is what the misses share; whether its cost is B's scalar loads
 #   or B read once per row is not separated. The explorations tried reading B as aligned float4s shifted
 #   into place, a head that runs to a 128-byte line, and two rows per block at odd K; none was adopted
@@ -264,8 +268,9 @@ nb.overhead_table(ctx.recorded)
 
 # %% [markdown]
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
-# call from Python meets the GPU. So the start event fires before the launch reaches the GPU, and even the
-# *launch alone* column includes the launch's way from Python to the GPU. It is longer than the same
+# call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
+# not measured), in which case even the *launch alone* column includes the launch's way from Python to the
+# GPU. It is longer than the same
 # kernel in the explorer table, where each launch is queued behind an L2 flush that keeps the GPU busy
 # meanwhile, by 29.3 us at 4096 × 4096 (49.1 against 19.8) and 41.2 us at 1024 × 1024 (47.2 against 6.0;
 # the explorer's rows come from a second run). Whether the excess is a fixed cost is not shown (an idle
@@ -299,8 +304,8 @@ nb.shape_slider(ctx)
 # %% [markdown]
 # ## Looking back
 #
-# The model's time for each chosen plan, plus a fixed cost per launch (taken from this same run's smallest
-# shape, so not an independent input), beside the measurement:
+# The model's time for each chosen plan, plus a fixed cost per launch (taken from the explorer's smallest
+# shape, in its second run, so not an independent input), beside the sweep's measurement:
 
 # %%
 nb.dispatch_look_back(ctx)
@@ -308,9 +313,9 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.10 times its time (the ratio column). The largest is at 4096 × 4099 (1.10), a 20-us shape where the
-# assumed 4.2 us per launch weighs heavily; the aligned 4096 × 4096 (explorer table) took 0.0198 ms against
-# 4096 × 4099's 0.0204, beyond the quartiles, so about 3 of the 10% go with the odd K in this run, and the
-# rest is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
+# assumed 4.2 us per launch weighs heavily; the aligned 4096 × 4096 took 0.0198 ms in the explorer's
+# second run against 0.0204 ms for 4096 × 4099 in the sweep's run: about 3%, but across two runs, so not
+# shown to be the odd K; the 10% is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
 # the six shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM
 # limit and no cost for rows that do not start aligned, so it could not account for them.
 #

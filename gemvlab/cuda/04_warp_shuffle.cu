@@ -24,12 +24,11 @@
 //    global") loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 43% (A's lines are never reused, so the hits are B's); in time
-//    it gained 3.6% at 32 threads, beyond the quartiles and just beyond the
-//    2.9% by which ratios moved between two timings in the same record (not
-//    repeated); at 64, 128 and 256 it tied or gained 1 to 2%, and at 16 and
-//    128 rows it was up to 0.9% slower or tied, all within that drift
-//    (notebook 03).
-//    Under Nsight Compute, one launch each at 256 threads, it took 1% longer.
+//    it gained 3.0% at 32 threads and 1.6, 1.9 and 1.4% at 64, 128 and 256,
+//    each beyond the quartiles and beyond the 0.9% by which ratios moved
+//    between two timings in the same record (one record, not repeated); at 16
+//    and 128 rows it was 0.7 to 0.9% slower or tied (notebook 03). Under
+//    Nsight Compute, one launch each at 256 threads, it took 2.1% less time.
 //    B's loads keep the default caching (the compiler reads B through the
 //    read-only path, LDG.E.128.CONSTANT).
 //

@@ -17,7 +17,8 @@
 // rather than a separate loop one float4 at a time. As compiled (sm_90, nvcc 13.0; the SASS
 // excerpt is in tools/explore/round6/sass-edges.txt, not printed in the notebooks), ptxas issues
 // the head's and tail's loads together before the body but then multiplies them before the
-// body's loop starts: the plain version's two waits become one, not none. On the H200, the two
+// body's loop starts: one wait before the body, where the plain version is expected (its SASS
+// not read, as above) to have two. On the H200, the two
 // changes together (tools/explore/round5/round5.txt: both ways timed round-robin, over every
 // lanes-per-row, loads and block size tried; the two were not timed apart) made the median
 // configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96
@@ -42,9 +43,9 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
 // out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: with
-// 2048 rows it gained 3.6% at 32 threads, just beyond the 2.9% drift between two timings in one
-// record, and tied or gained within that drift at 64, 128 and 256; at 16 and 128 rows it was
-// under 1% slower or tied. Not measured separately for these kernels).
+// 2048 rows it gained 3.0% at 32 threads and 1.4 to 1.9% at 64, 128 and 256, each beyond the 0.9%
+// drift between two timings in one record; at 16 and 128 rows it was 0.7 to 0.9% slower or
+// tied. Not measured separately for these kernels).
 #pragma once
 #include <cuda_runtime.h>
 

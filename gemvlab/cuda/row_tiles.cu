@@ -25,14 +25,16 @@
 // share one). Where the row stride is even, lanes reading the same column of different rows
 // would hit few banks (at a stride of 64 floats and one lane per row, a warp's 32 lanes all hit
 // one bank, which serves them one after another); so row r starts its sum at column r % K and
-// wraps, which puts those lanes an odd stride apart. Three changes together (B in shared memory instead of read through the L1,
-// 32-bit indices, two accumulators, and that rotation) made the kernel take 23% less time at
-// 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at 4,000,000 x 32, where the stride is 32
-// (tools/explore/round10/round10.txt, MODE 1 against MODE 0; the changes were not timed apart).
-// Loading the next tile with cp.async while summing this one (a persistent grid, MODE 2 there)
-// was slower at 6 of the 8 shapes with millions of rows, and 0.6% and 1.8% faster at K = 17, 33.
-// This file is MODE 1 as it ran there; a rewrite with 32-bit indices in the loads took 1.5 to
-// 9% more time (round12/round12.txt), and a tile of 8,192 floats more still.
+// wraps, which puts those lanes an odd stride apart. Four changes together (B in shared memory
+// instead of read through the L1, 32-bit indices in the sum, two accumulators, and that rotation)
+// made the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at
+// 4,000,000 x 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against
+// MODE 0; the changes were not timed apart). Loading the next tile with cp.async while summing
+// this one (a persistent grid, MODE 2 there) was slower at 6 of the 8 shapes with millions of
+// rows, and 0.6% and 1.8% faster at K = 17, 33. This file is MODE 1 as it ran there; a rewrite
+// with 32-bit indices in the loads too took 1.4 to 9.5% more time at 8 of 9 shapes and tied at
+// K = 8, and a tile of 8,192 floats was slower at 7 and tied at K = 63 and 64
+// (round12/round12.txt).
 #include <cuda_runtime.h>
 
 #include "launch_args.cuh"
