@@ -90,7 +90,8 @@ nb.model_inputs(ctx)
 # each of those load instructions reads 32 unrelated lines. The model takes its latency from a warp chasing
 # pointers in a similar pattern (each lane its own random line: the third latency above); the naive warp's
 # lanes are exactly 4 MiB apart instead, and the model assumes that makes no difference. Each lane keeps one
-# 32-byte sector of its row in flight (the next seven floats arrive with the first). And each load
+# 32-byte sector of its row in flight (assumed: the next seven floats are served by the same sector, if it
+# stays in the L1; not measured, and no DRAM count for this stage is printed). And each load
 # instruction touches 32 different 128-byte lines, which the model has the SM's L1 cache look up at a rate
 # fitted to this notebook's block-size sweep (one line per clock, below; the fit cannot tell the L1 from any
 # other per-SM limit of one line per clock), so the warp's other loads in a round add L1 time.

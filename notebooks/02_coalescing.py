@@ -217,7 +217,9 @@ nb.pitfall(ctx, "missing_sync")
 # %% [markdown]
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
 # there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
-# one run cannot say whether the difference is the 0.0 or that variation. The answer
+# one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, 9 rows were
+# NaN, which finite partial sums cannot make: some of the stale bits the race read were not left by that
+# kernel (where its blocks landed is not measured). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:
 
@@ -231,8 +233,10 @@ nb.pitfall(ctx, "racecheck")
 nb.look_back(ctx, upto=2)
 
 # %% [markdown]
-# Stage 2's prediction is short of the measurement by about the same factor as the sweep above. What
-# failed is the model's round: one fixed latency per load and nothing else. Even at 32 threads, with under
+# Stage 2's prediction is short of the measurement by about the same factor as the sweep above. The miss
+# shows up in the model's round, one fixed latency per load and nothing else; whether the round is what is
+# wrong, or the bytes in flight it assumes (waves that do not run in lockstep, B's loads), is not separated
+# here. Even at 32 threads, with under
 # a fifth of the bytes in flight Little's law asks for (0.25 of 1.49 MiB), the implied latency is above the
 # chased one, where little queueing is expected: so the time a warp spends between its loads (its loads of
 # B, its arithmetic) is a candidate as much as a latency that grows under load. This notebook separates

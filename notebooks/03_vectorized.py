@@ -237,11 +237,11 @@ nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep as many bytes in flight as they can (the step is 1.76x and 1.70x; the model
-# for these two is not printed here). `__ldcg` is 0.7 to 0.9% slower here (beyond the quartiles at M = 16
-# with both block sizes and at M = 128 with 256 threads; a tie at M = 128 with 1024). Two of these are
-# within the 0.9% drift between two timings (below), the third, M = 16 at 256 threads, at its edge: this
-# run shows them, it does not show that they repeat.
+# busy SMs must each keep more bytes in flight (1.76x and 1.70x; expected from Little's law with few SMs
+# busy, and the model for these steps is not printed here). `__ldcg` took 0.9% more time at M = 16 with
+# 256 threads (beyond the quartiles, at the edge of the 0.9% drift between two timings, below); at M = 16
+# with 1024 threads and M = 128 with 256 it is within that drift, and at M = 128 with 1024 within the
+# quartiles: ties. This run shows the one, it does not show that it repeats.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
 # about 4% of the read ceiling (0.244 against 0.234 ms, notebook 04's shape table).
 #
@@ -296,7 +296,8 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # at 128 threads (1.998 against 1.879 ms, beyond the ± ranges); at 512 they are 0.9% slower (1.921
 # against 1.903), beyond the ranges and at the edge of the drift; at 32 they are 1.3% faster (2.221
 # against 2.250), beyond both, which the SASS count does not explain; at 64, 256 and 1024 the ranges
-# overlap: ties. The model (below; no fitted inputs, but shown after the sweep) gives 1.4% more time for 4
+# overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate, which adds 8 ns to each
+# 333-ns round here; shown after the sweep) gives 1.4% more time for 4
 # loads at 512 threads, from a sixth wave that is 17% full and keeps too few bytes in flight to read at
 # the ceiling (the wave-by-wave view at the end of the model cell below): the same direction as the
 # sweep. It does not explain the 6% at 128, nor the gain at 32.

@@ -58,7 +58,8 @@ nb.two_numbers(ctx)
 # ## The model, before measuring
 #
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
-# reusing B saves mostly L2 and L1 traffic. The memory bytes it could save are B's re-reads from DRAM: in
+# reusing B could save mostly L2 and L1 traffic (expected; the counters further down show stage 5's L1
+# sectors falling but its L2 sectors rising, at 1024 threads against stage 4's 256). The memory bytes it could save are B's re-reads from DRAM: in
 # the counters further down, each kernel reads 23 to 59 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
@@ -159,7 +160,8 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.881
-#   against 1.870 ms, 0.240 against 0.238) and 1.6% behind at 8192² (the guide calls all three ties:
+#   against 1.870 ms, 0.240 against 0.238) and about 1 to 2% behind at 8192² (printed to 3 decimals; the
+#   guide calls all three ties:
 #   their quartiles overlap, though it does not print them), and trails by 3.4% at 16384².
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),

@@ -95,8 +95,9 @@ nb.show_source("split_k")
 # for all of them. The rule takes two rows per block for fewer than 128 rows aligned like B when B is more
 # than a quarter of the L2 (the measurements that chose this are beside `SHARE_B_ROWS` in
 # `gemvlab/dispatch.py`, from explorations not re-run here). The model for the plan the rule makes at
-# M = 16 (two rows per block) and at M = 1, printed with the recorded times (the explorer's, from its second
-# run: see the note under its table below); not blind: the rule's constants were tuned in explorations on
+# M = 16 (two rows per block) and at M = 1, printed with recorded times: at M = 16 the explorer's, from its
+# second run (see the note under its table below); at M = 1, a shape the explorer does not time, the
+# sweep's, from the record's own run. Not blind: the rule's constants were tuned in explorations on
 # the H200, and the model's cost per launch comes from the explorer's smallest shape:
 
 # %%
@@ -244,9 +245,10 @@ nb.dispatch_misses(ctx.recorded)
 #   or B read once per row is not separated. The explorations tried reading B as aligned float4s shifted
 #   into place, a head that runs to a 128-byte line, and two rows per block at odd K; none was adopted
 #   (the kernels' comments and `dispatch.py` give their effect on the shapes tried).
-# - **Tiles that are not full**: 5,000,000 × 24 (0.904) and 2,000,000 × 45 (0.882), shapes no exploration
-#   used. Their tiles hold 3,072 and 2,880 of 4,096 floats (128 rows of 24, 64 of 45), against 3,200 at
-#   4,000,000 × 50 (0.910); how full a tile is, is a candidate, not separated.
+# - **Row tiles**: 2,000,000 × 45 (0.882), and 5,000,000 × 24 (0.904, under the bar by less than the 0.9%
+#   drift notebook 03 measured, and a tie with 4,000,000 × 50's 0.910), shapes no exploration used. Their
+#   tiles hold 2,880 and 3,072 of 4,096 floats (64 rows of 45, 128 of 24), against 3,200 at 4,000,000 ×
+#   50; how full a tile is, is a candidate, not separated.
 # - **123,457 × 777**: odd K in `rows_per_warp` (0.901), B again read as scalars.
 #
 # In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
@@ -313,7 +315,9 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.10 times its time (the ratio column). The largest is at 4096 × 4099 (1.10), a 20-us shape where the
-# assumed 4.2 us per launch weighs heavily; the aligned 4096 × 4096 took 0.0198 ms in the explorer's
+# assumed 4.2 us per launch weighs heavily (it is from the record's own run, whose explorer rows at small
+# shapes were disturbed; this row's quartiles, 0.0202 to 0.0207 ms, are not wide like those were); the
+# aligned 4096 × 4096 took 0.0198 ms in the explorer's
 # second run against 0.0204 ms for 4096 × 4099 in the sweep's run: about 3%, but across two runs, so not
 # shown to be the odd K; the 10% is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
 # the six shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM

@@ -39,9 +39,9 @@ __global__ void read_rows(const float* __restrict__ A, long long K, float* __res
     if (sum == -1.0f) *sink = sum;
 }
 
-// Reads all M * K floats of A. `variant` > 0: read_grid with that many blocks
-// (A 16-byte aligned; where M * K % 4 != 0 the last 1 to 3 floats are not read);
-// `variant` == 0: read_rows, M blocks (needs K % 4 == 0).
+// Reads A: `variant` == 0: read_rows, M blocks, all M * K floats (needs K % 4 == 0);
+// `variant` > 0: read_grid with that many blocks, the first floor(M * K / 4) float4s
+// (A 16-byte aligned; up to 3 trailing floats unread).
 // C receives nothing.
 extern "C" int launch_read_ceiling(const float* A, const float* B, float* C, long long M,
                                    long long K, int block, int variant, cudaStream_t stream) {

@@ -22,10 +22,11 @@
 // few.
 //
 // The sum is written for the shared-memory banks (32, each 4 bytes wide: floats i and i + 32
-// share one). Where the row stride is even, lanes reading the same column of different rows
-// would hit few banks (at a stride of 64 floats and one lane per row, a warp's 32 lanes all hit
-// one bank, which serves them one after another); so row r starts its sum at column r % K and
-// wraps, which puts those lanes an odd stride apart. Four changes together (B in shared memory
+// share one). Where the row stride has a factor 2^v, lanes reading the same column of 32
+// different rows share banks, 32 / 2^v of them (2 ways at a stride of 50; at 32 or 64 floats, a
+// warp's 32 lanes all hit one bank, which serves them one after another); so where the stride is
+// even, row r starts its sum at column r % K and wraps, which puts those lanes an odd stride
+// apart. Four changes together (B in shared memory
 // instead of read through the L1, 32-bit indices in the sum, two accumulators, and that rotation)
 // made the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at
 // 4,000,000 x 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against

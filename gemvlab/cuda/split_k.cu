@@ -1,7 +1,7 @@
 // Dispatcher kernel: split-K. Each block sums one stretch of one row (or of ROWS rows); a second
 // kernel adds the stretches of each row in a fixed order.
 //
-// One block per row (stages 2 to 5) needs many rows: M = 16 rows make 16 blocks, so at most 16
+// One block per row, or per few rows (stages 2 to 5), needs many rows: M = 16 rows make 16 blocks, so at most 16
 // of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.1 ms at M = 1,
 // K = 2^26, where the read ceiling is 0.06 ms). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
@@ -15,8 +15,12 @@
 //
 // ROWS > 1 is stage 5's idea in a split: the block sums the same stretch of ROWS rows, so where
 // the rows are aligned like B it loads each float4 of B once for all of them (dot_rows). With
-// one row per block, every row's block loads the stretch of B again, from the L2 at best: as
-// many bytes of B cross from the L2 as of A. The dispatcher takes 2 rows per block, 1 load per
+// one row per block, every row's block loads its stretch of B again. Where few rows share a
+// stretch, their blocks are expected to land on different SMs, so B comes from the L2, up to as
+// many bytes as A: at 3 x 50,000,000, one row per block read 1140 MB from the L2 into the SMs and
+// two rows 971 MB, for 800 MB of A and B (tools/explore/round10/counters.txt). With many rows per
+// SM, B mostly hits in the L1 (at the headline shape 43% of all L1 sectors hit, notebook 04, and
+// A's, about half of them, never do). The dispatcher takes 2 rows per block, 1 load per
 // row per trip, where it splits fewer than 128 rows aligned like B and B is more than a quarter
 // of the L2 (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py); where rows start
 // at different offsets each row reads B at its own, and 2 rows per block were not reliably

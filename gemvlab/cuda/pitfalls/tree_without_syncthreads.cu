@@ -1,6 +1,7 @@
 // Pitfall (notebook 02): a shared-memory tree without __syncthreads() between its levels.
 //
-// Stage 2 with the barriers inside the tree removed. A thread may now read partial[t + s]
+// Stage 2 with every barrier of the tree removed: the one before it and the ones between its
+// levels. A thread may now read partial[t + s]
 // before the thread that owns it has added its own pair at the previous level, or before
 // it has even stored its partial sum: it then reads whatever that shared-memory slot held
 // before, which may be a value left there by an earlier block or an earlier kernel. The
