@@ -199,7 +199,8 @@ nb.sweep_model(ctx, "naive")
 # - **32 to 128 threads:** the same 64 warps are in flight whatever the block size (2048 threads), so the
 #   bytes in flight do not change, and the time moves by about 10% (the sweep above). Fewer SMs get work as
 #   the block grows (64, 32, 16), but in the model the L1's line rate binds only from 256 threads on.
-# - **256 threads and more:** the 64 warps crowd onto 8, 4, then 2 SMs, and every float of A costs one
+# - **256 threads and more:** the 64 warps crowd onto at most 8, 4, then 2 SMs (one block per SM assumed),
+#   and every float of A costs one
 #   cache line handled by the SM that reads it (one line per lane per load instruction). If an SM handles a
 #   fixed number of lines per clock (the model says its L1 does; nothing here measures which unit), halving
 #   the number of busy SMs doubles the time. Fitting that rate to the recorded sweep:

@@ -149,7 +149,8 @@ nb.sweep_model(ctx, "coalesced")
 
 # %% [markdown]
 # The measured time nearly halves from 32 to 64 threads (÷1.95) and falls 1.8 times from 64 to 128, as the
-# bytes in flight double each time, then changes by a few percent once every SM holds its 64 warps. The
+# bytes in flight double each time, then changes by about 1% from 256 threads on, once every SM holds its
+# 64 warps (3.465 to 3.428 ms; 512 and 1024 tie). The
 # model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
 # column is Little's law run backwards from the measurement: the latency at which these bytes in flight
 # would give the measured bandwidth: the model's miss expressed as a latency, not a measured one. It sits

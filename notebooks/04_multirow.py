@@ -160,8 +160,8 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.881
-#   against 1.870 ms, 0.240 against 0.238) and about 1 to 2% behind at 8192² (printed to 3 decimals; the
-#   guide calls all three ties:
+#   against 1.870 ms, 0.240 against 0.238) and behind at 8192² by a gap the 3-decimal print cannot size
+#   (0.064 against 0.063 ms: 0 to 3%; the guide calls all three ties:
 #   their quartiles overlap, though it does not print them), and trails by 3.4% at 16384².
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),

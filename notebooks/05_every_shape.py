@@ -162,7 +162,7 @@ nb.show_source("rows_per_warp")
 # So a block loads the stretch that holds its rows the way the read ceiling reads A (flat float4s, 512
 # contiguous bytes per warp load), into shared memory, and after a barrier sums each row from there.
 # Shared memory has 32 banks; the file's comment says how the sum avoids sending a warp's lanes to the same
-# one, and what each of its choices measured in the explorations. `gemvlab/cuda/row_tiles.cu`:
+# one, and what its four changes did together in the explorations (not timed apart). `gemvlab/cuda/row_tiles.cu`:
 
 # %%
 nb.show_source("row_tiles")
@@ -272,16 +272,16 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is longer than the same
-# kernel in the explorer table, where each launch is queued behind an L2 flush that keeps the GPU busy
-# meanwhile, by 29.3 us at 4096 × 4096 (49.1 against 19.8) and 41.2 us at 1024 × 1024 (47.2 against 6.0;
-# the explorer's rows come from a second run). Whether the excess is a fixed cost is not shown (an idle
+# GPU. It is about 2.5 and 8 times the same kernel's time in the explorer table (49.1 against 19.8 us at
+# 4096 × 4096, 47.2 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# the GPU busy meanwhile; that table is from a second run, so these are not same-run differences, though
+# far beyond any drift. Whether the excess is a fixed cost is not shown (an idle
 # GPU's clocks, the L2's state without a flush, and the launch path are candidates). In this run's medians
 # a whole gemv call took less time than a whole torch.matmul call at both shapes (by 9.9 and 7.3 us);
 # these are unpaired medians, so this run does not show a difference.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# longer than that kernel's time in the explorer table (6.0 us), so back-to-back calls of that size would
-# spend more time in Python than on the GPU (not measured as a loop here).
+# 22.5 us, against that kernel's 6.0 us in the explorer table (another run), so back-to-back calls of that
+# size may spend more time in Python than on the GPU (not measured as a loop in one run here).
 
 # %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
@@ -315,9 +315,9 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.10 times its time (the ratio column). The largest is at 4096 × 4099 (1.10), a 20-us shape where the
-# assumed 4.2 us per launch weighs heavily (it is from the record's own run, whose explorer rows at small
-# shapes were disturbed; this row's quartiles, 0.0202 to 0.0207 ms, are not wide like those were); the
-# aligned 4096 × 4096 took 0.0198 ms in the explorer's
+# assumed 4.2 us per launch (from the explorer's second run) weighs heavily. This row itself comes from the
+# record's own run, whose small explorer shapes were disturbed; its quartiles (0.0202 to 0.0207 ms) are
+# narrow, but the disturbed rows are not printed to compare. The aligned 4096 × 4096 took 0.0198 ms in the explorer's
 # second run against 0.0204 ms for 4096 × 4099 in the sweep's run: about 3%, but across two runs, so not
 # shown to be the odd K; the 10% is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
 # the six shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM

@@ -113,9 +113,11 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
 // reads B as scalars at its own offsets; the rows' offsets differ by at most 3 floats, so a
 // row's B loads find the lines the block's other rows just brought into the L1 (expected from
 // the addresses, not measured with counters). The edges' floats are loaded before the body and
-// multiplied after it: the first version multiplied them before the body, and run with one row
-// it took 8% more time than dot_stretch at 4096 x 4099 and 4% more at 20,000 x 20,001
-// (tools/explore/round7/round7.txt).
+// multiplied after it in the source. A first version written to multiply them before the body
+// took, run with one row, 8% more time than dot_stretch at 4096 x 4099 and 4% more at 20,000 x
+// 20,001 (tools/explore/round7/round7.txt); dot_stretch as compiled also multiplies its edges
+// before the body's loop (above), so the cause of the gap is not separated, and this version's
+// compiled order was not read.
 template <int ROWS, int LOADS, bool B_VEC>
 __device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long lda, int rows,
                                          const float* __restrict__ b, long long n, int lane, int lanes,

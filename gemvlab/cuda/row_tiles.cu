@@ -5,7 +5,7 @@
 // G float4s of each, from as many places in memory; where a row is not a whole number of
 // float4s (K = 50: 200 bytes), every row also has a scalar head or tail, and B, not aligned
 // where the rows are, is read as scalars. On the H200, M = 4,000,000 rows of K = 50 ran at 0.77
-// of the read ceiling that way (gemvlab/recorded/h200.json of 2026-11-30).
+// of the read ceiling that way (tools/explore/round8/round8.txt, rows_per_warp with 4 lanes).
 //
 // Consecutive rows are one contiguous stretch of A when the row stride is K (or a little more).
 // So a block reads the stretch holding its rows, blockDim.x / G of them, as the read ceiling
@@ -21,16 +21,18 @@
 // are loaded with the rest and not used: the dispatcher takes this kernel only where they are
 // few.
 //
-// The sum is written for the shared-memory banks (32, each 4 bytes wide: floats i and i + 32
-// share one). Where the row stride has a factor 2^v, lanes reading the same column of 32
-// different rows share banks, 32 / 2^v of them (2 ways at a stride of 50; at 32 or 64 floats, a
-// warp's 32 lanes all hit one bank, which serves them one after another); so where the stride is
-// even, row r starts its sum at column r % K and wraps, which puts those lanes an odd stride
-// apart. Four changes together (B in shared memory
+// Shared memory has 32 banks, each 4 bytes wide (floats i and i + 32 share one), and a bank
+// serves one address per pass. With one lane per row (G = 1), the 32 lanes of a warp read the
+// same column of 32 rows: at a row stride of 32 all hit one bank, 32 passes per load. So where
+// the stride is even, row r starts its sum at column r % K and wraps. Counted from the indexing
+// (tools/explore/round13/bank-passes.txt; not measured), that takes K = 32 from 32 passes to 1,
+// K = 16 from 16 to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at
+// K = 50 it makes 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63)
+// takes about 2 either way. Four changes together (B in shared memory
 // instead of read through the L1, 32-bit indices in the sum, two accumulators, and that rotation)
 // made the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at
 // 4,000,000 x 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against
-// MODE 0; the changes were not timed apart). Loading the next tile with cp.async while summing
+// MODE 0; the changes were not timed apart, so what the rotation alone did is not known). Loading the next tile with cp.async while summing
 // this one (a persistent grid, MODE 2 there) was slower at 6 of the 8 shapes with millions of
 // rows, and 0.6% and 1.8% faster at K = 17, 33. This file is MODE 1 as it ran there; a rewrite
 // with 32-bit indices in the loads too took 1.4 to 9.5% more time at 8 of 9 shapes and tied at
