@@ -97,8 +97,9 @@ nb.model_inputs(ctx)
 # other per-SM limit of one line per clock), so the warp's other loads in a round add L1 time.
 #
 # Said plainly, this stage's model was fitted after the fact in both of those inputs: the warp chase was
-# measured in a second run on the H200, after this stage's time had been recorded, because the model with
-# one thread's latency missed it; and the L1 rate comes from the same sweep it then explains. So what follows
+# added to the recording after an earlier record of this stage had shown the model with one thread's
+# latency missing it (in this record it is measured in the same run as the stage); and the L1 rate comes
+# from the same sweep it then explains. So what follows
 # is an explanation checked for consistency, not a blind prediction; the look-back shows what each input
 # contributes. The model, at the block size the stage table uses (32 threads):
 

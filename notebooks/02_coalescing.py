@@ -140,7 +140,8 @@ _ = plots.plot_stages(ctx.doc, upto=2)
 nb.occupancy_table("coalesced", recorded=ctx.recorded)
 
 # %% [markdown]
-# So at 32 threads an SM holds 15.5 warps, at 64 threads 31, at 128 threads 62: resident warps double with
+# So at 32 threads the grid leaves 15.5 warps per SM on average (even spreading assumed), at 64 threads 31,
+# at 128 threads 62: resident warps double with
 # each step, and with one 128-byte load in flight per warp, so do the bytes in flight. The model against the
 # recorded sweep:
 
@@ -150,7 +151,7 @@ nb.sweep_model(ctx, "coalesced")
 # %% [markdown]
 # The measured time nearly halves from 32 to 64 threads (÷1.95) and falls 1.8 times from 64 to 128, as the
 # bytes in flight double each time, then changes by about 1% from 256 threads on, once every SM holds its
-# 64 warps (3.465 to 3.428 ms; 512 and 1024 tie). The
+# 64 warps (3.465 to 3.428 ms; the spreads are not printed here, so whether these differ is not shown). The
 # model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
 # column is Little's law run backwards from the measurement: the latency at which these bytes in flight
 # would give the measured bandwidth: the model's miss expressed as a latency, not a measured one. It sits
@@ -158,7 +159,9 @@ nb.sweep_model(ctx, "coalesced")
 # (the column divides the first wave's bytes in flight by the measured bandwidth; where a last wave is
 # partly empty, the average bytes in flight are lower, and so would be the latency they imply). Two candidates, neither measured here: the
 # latency grows under load (queueing in the memory system is the usual reason), or a warp spends time
-# between its loads that the model leaves out (its loads of B, its arithmetic). Either way, stage 2 is short of
+# between its loads that the model leaves out (its arithmetic and loop overhead; B's load is issued together
+# with A's, the SASS above, and comes from the L1 or L2, so it is a throughput candidate, not a latency one).
+# Either way, stage 2 is short of
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more
 # bytes in flight per warp.
 
@@ -236,11 +239,11 @@ nb.look_back(ctx, upto=2)
 # %% [markdown]
 # Stage 2's prediction is short of the measurement by about the same factor as the sweep above. The miss
 # shows up in the model's round, one fixed latency per load and nothing else; whether the round is what is
-# wrong, or the bytes in flight it assumes (waves that do not run in lockstep, B's loads), is not separated
-# here. Even at 32 threads, with under
+# wrong, or the bytes in flight it assumes (waves that do not run in lockstep), or B's extra L1 and L2
+# requests, is not separated here. Even at 32 threads, with under
 # a fifth of the bytes in flight Little's law asks for (0.25 of 1.49 MiB), the implied latency is above the
-# chased one, where little queueing is expected: so the time a warp spends between its loads (its loads of
-# B, its arithmetic) is a candidate as much as a latency that grows under load. This notebook separates
+# chased one, where little queueing is expected: so the time a warp spends between its loads (its
+# arithmetic and loop overhead) is a candidate as much as a latency that grows under load. This notebook separates
 # neither.
 #
 # ## Exercises

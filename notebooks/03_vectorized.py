@@ -239,7 +239,8 @@ nb.steps_table(ctx.recorded, M=128)
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
 # busy SMs must each keep more bytes in flight (1.76x and 1.70x; expected from Little's law with few SMs
 # busy, and the model for these steps is not printed here). `__ldcg` took 0.9% more time at M = 16 with
-# 256 threads (beyond the quartiles, at the edge of the 0.9% drift between two timings, below); at M = 16
+# 256 threads (beyond the quartiles, at the edge of the 0.9% drift between two timings, below, which was
+# measured at the headline shape and is applied here); at M = 16
 # with 1024 threads and M = 128 with 256 it is within that drift, and at M = 128 with 1024 within the
 # quartiles: ties. This run shows the one, it does not show that it repeats.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within

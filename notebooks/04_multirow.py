@@ -160,8 +160,8 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.881
-#   against 1.870 ms, 0.240 against 0.238) and behind at 8192² by a gap the 3-decimal print cannot size
-#   (0.064 against 0.063 ms: 0 to 3%; the guide calls all three ties:
+#   against 1.870 ms, 0.240 against 0.238) and ties at 8192² (0.064 against 0.063 ms; the guide calls all
+#   three ties:
 #   their quartiles overlap, though it does not print them), and trails by 3.4% at 16384².
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
@@ -169,7 +169,8 @@ nb.which_kernel(ctx.recorded)
 # - **Few rows** (M = 16 and M = 1): no stage is good. At M = 16 stage 5 trails stage 4 by more than its
 #   smaller grid explains: 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16, at most a
 #   factor of 2, and the gap is larger. At M = 1 both launch one block, and stage 5 is still 2.6x slower. Stage 5 also issues 1 load of A before its first use where
-#   stage 4 issues 2 (the SASS counts above), and at M = 1 its one block still loads the only row twice
+#   stage 4 with LOADS ≥ 2 issues 2 (notebook 03's SASS count; which LOADS stage 4's best configuration uses
+#   at these shapes is not printed here), and at M = 1 its one block still loads the only row twice
 #   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only
 #   splitting K across blocks fixes few rows: notebook 05. At M = 128, stage 4 (128 blocks for 132 SMs:
 #   one each, if the scheduler spreads them, which is not measured) is within a few percent of the read

@@ -71,8 +71,10 @@ nb.one_kernel_every_shape(ctx)
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
 # - **One block per SM.** M = 128 rows give 128 blocks for 132 SMs (the model assumes one per SM and 4
 #   idle; where the scheduler puts them is not measured): the model and the
-#   measurement say that is nearly enough at 1024 threads per block (the dispatcher's split-K uses
-#   256-thread blocks, for which 128 rows are too few). It fails when the rows are a small fraction of the
+#   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
+#   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
+#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is not faster than stage 4's
+#   0.244 at 1024 threads, in notebook 04's guide). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -161,8 +163,10 @@ nb.show_source("rows_per_warp")
 # each, and every row has a scalar head or tail. But consecutive rows are one contiguous stretch of memory.
 # So a block loads the stretch that holds its rows the way the read ceiling reads A (flat float4s, 512
 # contiguous bytes per warp load), into shared memory, and after a barrier sums each row from there.
-# Shared memory has 32 banks; the file's comment says how the sum avoids sending a warp's lanes to the same
-# one, and what its four changes did together in the explorations (not timed apart). `gemvlab/cuda/row_tiles.cu`:
+# Shared memory has 32 banks; the file's comment says how the sum rotates each row's starting column to
+# spread a warp's lanes over them (it cuts the passes per load at strides 8, 16, 32 and 64, and adds them at
+# K = 50 with 2 lanes per row, 1 to 2.32: counted from the indexing, not measured), and what its four changes
+# did together in the explorations (not timed apart). `gemvlab/cuda/row_tiles.cu`:
 
 # %%
 nb.show_source("row_tiles")
@@ -238,15 +242,17 @@ nb.dispatch_misses(ctx.recorded)
 # %% [markdown]
 # All the misses are bandwidth misses (the explorer's rows come from a second run of that study, as the note
 # under its table says), of three kinds:
-# - **Few long rows with odd K**: M = 3, 40 and 64 (0.861, 0.876, 0.863). Their rows do not start where B
-#   does, so B is read as scalars and each block reads it for one row. Every aligned shape with 6 to 300
+# - **Few long rows with odd K**: M = 3, 40 and 64 (0.861, 0.876, 0.863). Not all their rows start where B
+#   does (with odd K, every fourth row does), so the kernel reads B as scalars for every row, and each block
+#   reads it for one row. Every aligned shape with 6 to 300
 #   rows in the explorer table that is held to the bandwidth bar reaches 0.921 to 0.955, and the rule gives those with a large B two rows per
 #   block (`split_k<1, true, 2>`). So odd K is what the misses share; whether its cost is B's scalar loads
 #   or B read once per row is not separated. The explorations tried reading B as aligned float4s shifted
 #   into place, a head that runs to a 128-byte line, and two rows per block at odd K; none was adopted
 #   (the kernels' comments and `dispatch.py` give their effect on the shapes tried).
-# - **Row tiles**: 2,000,000 × 45 (0.882), and 5,000,000 × 24 (0.904, under the bar by less than the 0.9%
-#   drift notebook 03 measured, and a tie with 4,000,000 × 50's 0.910), shapes no exploration used. Their
+# - **Row tiles**: 2,000,000 × 45 (0.882), and 5,000,000 × 24 (0.904: within 0.7% of the bar and of
+#   4,000,000 × 50's 0.910, a tie only if notebook 03's drift, from another run and shape, applies here),
+#   shapes no exploration used. Their
 #   tiles hold 2,880 and 3,072 of 4,096 floats (64 rows of 45, 128 of 24), against 3,200 at 4,000,000 ×
 #   50; how full a tile is, is a candidate, not separated.
 # - **123,457 × 777**: odd K in `rows_per_warp` (0.901), B again read as scalars.

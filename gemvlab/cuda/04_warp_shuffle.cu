@@ -27,8 +27,9 @@
 //    it gained 3.0% at 32 threads and 1.6, 1.9 and 1.4% at 64, 128 and 256,
 //    each beyond the quartiles and beyond the 0.9% by which ratios moved
 //    between two timings in the same record (one record, not repeated); at 16
-//    and 128 rows it was 0.9% slower once (at the drift's edge), otherwise
-//    tied (notebook 03). Under
+//    rows with 256 threads it was 0.9% slower (beyond the quartiles, at the
+//    drift's edge), and the other three cases at 16 and 128 rows were ties
+//    (notebook 03). Under
 //    Nsight Compute, one launch each at 256 threads, it took 2.1% less time.
 //    B's loads keep the default caching (the compiler reads B through the
 //    read-only path, LDG.E.128.CONSTANT).

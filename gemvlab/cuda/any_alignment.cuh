@@ -44,8 +44,9 @@
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
 // out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: with
 // 2048 rows it gained 3.0% at 32 threads and 1.4 to 1.9% at 64, 128 and 256, each beyond the 0.9%
-// drift between two timings in one record; at 16 and 128 rows it was 0.9% slower once, at the
-// drift's edge, otherwise tied. Not measured separately for these kernels).
+// drift between two timings in one record; at 16 rows with 256 threads it was 0.9% slower, at
+// the drift's edge, and the other three cases at 16 and 128 rows were ties. Not measured
+// separately for these kernels).
 #pragma once
 #include <cuda_runtime.h>
 

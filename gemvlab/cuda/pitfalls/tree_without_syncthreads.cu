@@ -31,8 +31,9 @@ extern "C" int launch_tree_no_sync(const float* A, const float* B, float* C, lon
     return (int)cudaGetLastError();
 }
 
-// Not part of the bug: a kernel that leaves a known value (0 or NaN) in every slot of the same
-// dynamic shared array, so the demo can show what a racing read picks up from an earlier kernel.
+// Not part of the bug: a kernel that leaves a known value (0 or NaN) in every slot of its own
+// dynamic shared array (same size and launch shape), so that a later racing kernel whose blocks
+// land in the same shared memory picks it up; where they land is not controlled or measured.
 __global__ void fill_shared(int nan) {
     extern __shared__ float slots[];
     const float value = nan ? __int_as_float(0x7fc00000) : 0.0f;
