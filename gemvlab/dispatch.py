@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import checks, occupancy
-from .kernels import ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, stage_occupancy
+from .kernels import ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, split_k_variant, stage_occupancy
 
 # The rule's constants, from the H200 exploration in tools/explore/h200-dispatch-round1.txt
 # (every candidate plan timed round-robin beside torch.matmul and the read ceiling, 16 shapes).
@@ -260,7 +260,7 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         grid = -(-M // (block // lanes_per_row))
         occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
     else:
-        variant = 16 * rows_per_block + 2 * loads + b_vec
+        variant = split_k_variant(rows_per_block, loads, b_vec)
         chunk = -(-(-(-K // splits)) // 4) * 4  # a whole number of float4s per stretch
         splits = -(-K // chunk)
         grid = -(-M // rows_per_block) * splits
@@ -309,7 +309,8 @@ def rows_lanes(M: int, K: int, b_vec: bool, device: Device) -> tuple[int, str]:
 def variants_in_use() -> dict:
     """kernel name -> the template variants choose() can launch (the .cu files compile more, for
     the explorations in tools/explore/)."""
-    return {"split_k": tuple(v + b for v in (16 + 2 * LOADS, 16 * SHARE_B_ROWS + 2 * SHARE_B_LOADS) for b in (0, 1)),
+    return {"split_k": tuple(split_k_variant(r, n, b) for r, n in ((1, LOADS), (SHARE_B_ROWS, SHARE_B_LOADS))
+                             for b in (0, 1)),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
             "row_tiles": tuple(sorted({g for _, _, g in TILE_ROWS}))}
 
@@ -343,7 +344,7 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
         G, lanes_why = rows_lanes(M, K, b_vec, device)
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; " + lanes_why)
         return make_plan(M, K, "rows_per_warp", device, b_vec, ROWS_BLOCK, lanes_per_row=G, reasons=tuple(why))
-    bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 16 + 2 * LOADS + b_vec, limits).blocks_per_sm
+    bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, split_k_variant(1, LOADS, b_vec), limits).blocks_per_sm
     slots = device.sms * bps
     warps_per_block = SPLIT_BLOCK // 32
     warps_per_sm = min(bps, M / device.sms) * warps_per_block
@@ -351,7 +352,7 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     rows, loads = 1, LOADS
     if splits > 1 and b_vec and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
         rows, loads = SHARE_B_ROWS, SHARE_B_LOADS
-        bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, 16 * rows + 2 * loads + b_vec, limits).blocks_per_sm
+        bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, split_k_variant(rows, loads, b_vec), limits).blocks_per_sm
         slots = device.sms * bps
         splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows)
         split_why.append(f"{M:,} rows (fewer than {SHARE_B_BELOW_M}) aligned like B, and B more than "

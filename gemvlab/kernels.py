@@ -61,8 +61,9 @@ class Stage:
         if self.variant_name is None:
             return self.kernel
         v = self.default_variant if variant is None else variant
-        if self.name == "split_k":  # variant = ROWS * 16 + LOADS * 2 + B_VEC
-            return f"{self.kernel}<{v % 16 // 2}, {'true' if v % 2 else 'false'}, {v // 16}>"
+        if self.name == "split_k":
+            loads, b_vec, rows = split_k_template(v)
+            return f"{self.kernel}<{loads}, {'true' if b_vec else 'false'}, {rows}>"
         if self.name == "rows_per_warp":  # variant = G * 2 + B_VEC
             return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
         return f"{self.kernel}<{v}{self.template_suffix}>"
@@ -125,8 +126,18 @@ READ_CEILING = Stage(0, "read_ceiling", "float4 read-only pass over A", "read_ce
                      float4=True, default_block=512, role="yardstick")
 
 #: The dispatcher's kernels (gemvlab.dispatch launches them; they take rows that start anywhere).
-SPLIT_K_VARIANTS = tuple(16 * rows + 2 * loads + b for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1), (4, 2))
-                         for b in (0, 1))
+def split_k_variant(rows: int, loads: int, b_vec: bool) -> int:
+    """split_k's variant number, as its launcher's switch reads it: ROWS * 16 + LOADS * 2 + B_VEC."""
+    return 16 * rows + 2 * loads + int(b_vec)
+
+
+def split_k_template(variant: int) -> tuple[int, bool, int]:
+    """(LOADS, B_VEC, ROWS), split_k's template arguments, from its variant number."""
+    return variant % 16 // 2, bool(variant % 2), variant // 16
+
+
+SPLIT_K_VARIANTS = tuple(split_k_variant(rows, loads, b) for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1),
+                                                                            (4, 2)) for b in (0, 1))
 SPLIT_K = Stage(0, "split_k", "K split into stretches, a block per stretch of one or more rows, then a fixed-order reduce",
                 "split_k.cu", "launch_split_k", "gemv_split_k", block_rule="multiple of 32", float4=False,
                 default_block=256, variant_name="rows * 16 + loads per trip * 2 + B as float4",

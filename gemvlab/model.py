@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import occupancy
-from .kernels import build_stage, get_stage, stage_occupancy
+from .kernels import build_stage, get_stage, split_k_template, stage_occupancy
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
@@ -71,13 +71,19 @@ def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
     return n, f"{n} of A issued before the first use (the SASS: {len(loads)} loads, then a multiply)"
 
 
+def _split_k_loads(variant: int) -> int:
+    """split_k's loads of A per thread per trip: rows x loads per row."""
+    loads, _, rows = split_k_template(variant)
+    return rows * loads
+
+
 def loads_written(stage, variant: int | None = None) -> int | None:
     """The independent float4 loads of A per lane per trip that a kernel's source writes (what
     ptxas issues before the first use can be fewer: `a_loads_in_flight` counts it in the SASS)."""
     st = get_stage(stage)
     v = st.default_variant if variant is None else variant
     return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
-            "read_ceiling": 2, "split_k": (v // 16) * (v % 16 // 2) if v else 2,  # rows x loads per row
+            "read_ceiling": 2, "split_k": _split_k_loads(v),
             "rows_per_warp": 4, "row_tiles": 4}.get(st.name)
 
 
