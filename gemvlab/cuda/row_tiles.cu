@@ -25,11 +25,17 @@
 // serves one address per pass. With one lane per row (G = 1), the 32 lanes of a warp read the
 // same column of 32 rows: at a row stride of 32 all hit one bank, 32 passes per load. So where
 // the stride is even, row r starts its sum at column r % K and wraps. Counted from the indexing
-// (tools/explore/round13/bank-passes.txt; not measured), that takes K = 32 from 32 passes to 1,
-// K = 16 from 16 to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at
-// K = 50 it makes 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63)
-// takes about 2 either way. Four changes together (B in shared memory
-// instead of read through the L1, 32-bit indices in the sum, two accumulators, and that rotation)
+// (tools/explore/round13/bank-passes.txt), that takes K = 32 from 32 passes to 1, K = 16 from 16
+// to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at K = 50 it makes
+// 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63) takes about 2
+// either way. Timed (tools/explore/round14/round14.txt: this kernel with the start column as a
+// template argument, the tile sizes the rule picks): without the rotation the sum took 4.3 times
+// as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and 6,000,000 x
+// 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the rotation (2.32
+// passes counted) took 0.6% more than the plain order (1 pass); at odd K, where this kernel does
+// not rotate, a start column chosen to spread the banks took 0.4% less to 3.5% more (K = 45, 33):
+// the passes counted there are not what holds those shapes back. (With G = 4, which the rule does not use at
+// these strides, the rotation cost 11 to 16% at K = 8, 16 and 24.) Four changes together (B in shared memory
 // made the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at
 // 4,000,000 x 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against
 // MODE 0; the changes were not timed apart, so what the rotation alone did is not known). Loading the next tile with cp.async while summing

@@ -1,5 +1,5 @@
-// Exploration round 14 (issue 9, not part of gemvlab; NOT YET RUN on the GPU: written at the end
-// of session 13, when the device time was spent). gemvlab/cuda/row_tiles.cu with the start column
+// Exploration round 14 (issue 9, not part of gemvlab; results in round14/round14.txt).
+// gemvlab/cuda/row_tiles.cu with the start column
 // of each row's sum as a template argument ROT, to time what tools/explore/round13/bank-passes.txt
 // only counted:
 //   ROT 0: every row starts at column 0 (no rotation);

@@ -1,5 +1,5 @@
-"""Exploration round 14 on the H200 (issue 9, not part of gemvlab). NOT YET RUN: written at the end
-of session 13, when the device time was spent; the next session's first exploration.
+"""Exploration round 14 on the H200 (issue 9, not part of gemvlab), logged in round14/round14.txt.
+Written at the end of session 13, run in session 14.
 
 What session 13's record left below 0.91 of the read ceiling among row_tiles' shapes:
 2,000,000 x 45 (0.882) and 5,000,000 x 24 (0.904). Two untimed candidates:
@@ -11,6 +11,17 @@ What session 13's record left below 0.91 of the read ceiling among row_tiles' sh
 Every candidate is checked against float64 and timed round-robin beside torch.matmul, the read
 ceiling and the rule's plan (round 7's timing, via round11's plumbing for a launcher of the new
 signature).
+
+What it found (round14/round14.txt): with one lane per row and an even stride, the rotation is
+what makes row_tiles fast: without it the sum took 1.2 to 4.3 times as long (4.3 at 4,000,000 x 32,
+2.4 at 3,000,000 x 64 and 6,000,000 x 16, 1.5 at 5,000,000 x 24, 1.2 at 10,000,000 x 8); with 4
+lanes per row it cost 11 to 16% at K = 8, 16 and 24. At the rule's tile sizes: at K = 50 the
+rotation (2.32 passes per load counted) took 0.6% more than the plain order (1 pass); at odd K,
+where ROT 1 does not rotate, ROT 2 took 0.4% less (K = 45) to 3.5% more (K = 33): the about 2 passes
+per load counted there are not what holds 2,000,000 x 45 back. A
+tile with as many rows as fit took 3.4% less time than the rule's at 3,000,000 x 33 (96 rows, one
+lane each), 1.2% less at 4,000,000 x 32 (128 rows, 2 lanes) and tied or lost elsewhere: not
+adopted.
 
     python tools/explore/round14.py OUT_DIR
 """
