@@ -97,21 +97,30 @@ ONE_TRIP = SPLIT_BLOCK * LOADS * 4
 #: split_k with several rows: a stretch of B should take at most this fraction of the L2, so
 #: that the rows sharing it find it there (blocks of one stretch run together).
 B_SHARE_OF_L2 = 0.25
-#: split_k: where the rule splits fewer than SHARE_B_BELOW_M rows that are aligned like B, and B
-#: is more than B_SHARE_OF_L2 of the L2, SHARE_B_ROWS rows share each block (B loaded once per
-#: trip for both), with SHARE_B_LOADS loads per row per trip. In tools/explore/round8 it took 3.3,
-#: 5.6, 3.8 and 1.9% less time than one row per block at 2 x 40,000,000, 8 x 30,000,000, 16 x 2^24
-#: and 50 x 5,000,000 (B 160, 120, 64 and 20 MB; round 7: 1.9, 3.2, 1.0 and 1.3%), and in round 10
-#: 3.1% less at 3 x 50,000,000 (B 200 MB); with B smaller it lost or tied: 1.5% more at 128 x 2^21
-#: (8 MB; round 7: 2.0%), 2.3% more at 64 x 1,000,000 (4 MB, round 10), 1.2% less at 300 x
-#: 3,000,000 (12 MB; round 7: 0.3%). The counters (round10/counters.txt) show why B's size, not the
-#: DRAM, is what matters: at 3 x 50,000,000 both read 800 to 809 MB from DRAM (A and B once), but
-#: one row per block read 1140 MB from the L2 into the SMs, two rows 971 MB. Where the rows are
-#: not aligned like B, each row reads B on its own, and two rows per block gained at some shapes
-#: and lost up to 5% at others: not taken.
+#: split_k: where the rule splits fewer than SHARE_B_BELOW_M rows and B is more than
+#: B_SHARE_OF_L2 of the L2, several rows share each block, so that B is loaded once per trip for
+#: all of them. The counters (round10/counters.txt, round15/counters.txt) show why B's size, not
+#: the DRAM, is what matters: at 3 x 50,000,000 every layout read A and B once from DRAM (800 to
+#: 816 MB), but one row per block read 1140 to 1188 MB from the L2 into the SMs (every row's
+#: block reads B again), two rows 971 to 977 MB, four rows 819.
+#: Rows aligned like B: SHARE_B_ROWS rows, SHARE_B_LOADS loads per row per trip. In
+#: tools/explore/round8 it took 3.3, 5.6, 3.8 and 1.9% less time than one row per block at 2 x
+#: 40,000,000, 8 x 30,000,000, 16 x 2^24 and 50 x 5,000,000 (B 160, 120, 64 and 20 MB; round 7:
+#: 1.9, 3.2, 1.0 and 1.3%), and in round 10 3.1% less at 3 x 50,000,000 (B 200 MB); with B
+#: smaller it lost or tied: 1.5% more at 128 x 2^21 (8 MB; round 7: 2.0%), 2.3% more at 64 x
+#: 1,000,000 (4 MB, round 10), 1.2% less at 300 x 3,000,000 (12 MB; round 7: 0.3%).
+#: Rows at other offsets than B's (odd K, views): SHARE_B_ROWS_SHUFFLED rows, B realigned by warp
+#: shuffles (any_alignment.cuh, dot_rows_shuffled). In tools/explore/round15 it took 5.2, 3.2,
+#: 3.3 and 2.2% less time than one row per block at 3 x 50,000,001, 40 x 6,000,001, 16 x
+#: 16,777,217 and 12 x 10,000,001, 5.4 and 5.3% less at 8 x 30,000,000 and 3 x 50,000,000 starting
+#: 2 and 1 floats into their storage, and tied at 5 x 20,000,003 (0.1% more); outside the rule's
+#: range it lost 7.0% at 64 x 1,000,003 (B 4 MB). Two rows per block gained less: with 1 load per
+#: row at all 7 shapes, with 2 loads at 4 of them (at the other 3, 0.4 to 0.8 points more).
 SHARE_B_BELOW_M = 128
 SHARE_B_ROWS = 2
 SHARE_B_LOADS = 1
+SHARE_B_ROWS_SHUFFLED = 4
+SHARE_B_LOADS_SHUFFLED = 1
 #: row_tiles: floats of shared memory per tile (TILE_FLOATS in cuda/row_tiles.cu).
 TILE_FLOATS = 4096
 
@@ -186,7 +195,8 @@ class Plan:
     def launch(self) -> str:
         if self.kernel == "split_k":
             text = f"{self.grid} blocks of {self.block} threads"
-            rows = f"{-(-self.M // self.rows_per_block)} groups of {self.rows_per_block} rows" if (
+            groups = -(-self.M // self.rows_per_block)
+            rows = f"{groups} group{'s' if groups > 1 else ''} of {self.rows_per_block} rows" if (
                 self.rows_per_block > 1) else f"{self.M} rows"
             if self.splits > 1:
                 text += (f" ({rows} x {self.splits} stretches of {self.chunk:,} floats), then "
@@ -309,8 +319,9 @@ def rows_lanes(M: int, K: int, b_vec: bool, device: Device) -> tuple[int, str]:
 def variants_in_use() -> dict:
     """kernel name -> the template variants choose() can launch (the .cu files compile more, for
     the explorations in tools/explore/)."""
-    return {"split_k": tuple(split_k_variant(r, n, b) for r, n in ((1, LOADS), (SHARE_B_ROWS, SHARE_B_LOADS))
-                             for b in (0, 1)),
+    return {"split_k": tuple(split_k_variant(r, n, b) for r, n, bs in (
+                (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
+                (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
             "row_tiles": tuple(sorted({g for _, _, g in TILE_ROWS}))}
 
@@ -350,14 +361,18 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     warps_per_sm = min(bps, M / device.sms) * warps_per_block
     splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes)
     rows, loads = 1, LOADS
-    if splits > 1 and b_vec and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
-        rows, loads = SHARE_B_ROWS, SHARE_B_LOADS
+    if splits > 1 and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
+        rows, loads = (SHARE_B_ROWS, SHARE_B_LOADS) if b_vec else (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED)
+        if not b_vec:  # not the scalar loads of B the first reason names
+            why[0] = why[0].replace("B read as scalars", "B read as float4s shifted into place by warp shuffles")
         bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, split_k_variant(rows, loads, b_vec), limits).blocks_per_sm
         slots = device.sms * bps
         splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows)
-        split_why.append(f"{M:,} rows (fewer than {SHARE_B_BELOW_M}) aligned like B, and B more than "
-                         f"{B_SHARE_OF_L2:.0%} of the L2: {rows} rows per block share each float4 of B, {loads} "
-                         f"load{'s' if loads > 1 else ''} of each row per trip")
+        split_why.append(f"{M:,} rows (fewer than {SHARE_B_BELOW_M}), and B more than {B_SHARE_OF_L2:.0%} of the "
+                         f"L2: {rows} rows per block share each float4 of B"
+                         + ("" if b_vec else " (loaded aligned and shifted into place for each row by warp "
+                                             "shuffles, the rows not being aligned like B)")
+                         + f", {loads} load{'s' if loads > 1 else ''} of each row per trip")
     why.insert(0, f"K = {K:,} > {SHORT_ROW_K:,}: a block of {SPLIT_BLOCK} threads per "
                   + (f"{rows} rows' " if rows > 1 else "row")
                   + (f"{' ' if rows == 1 else ''}stretch ({splits} stretches per row)" if splits > 1 else "")

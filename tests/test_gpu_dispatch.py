@@ -88,6 +88,8 @@ def test_the_largest_shapes(gpu):
 PLANS = [  # every kernel variant, through the rule's own plan builder
     ("split_k", dict(loads=2, splits=1)), ("split_k", dict(loads=4, splits=1)),
     ("split_k", dict(loads=2, splits=7)), ("split_k", dict(loads=4, splits=33)),
+    ("split_k", dict(loads=1, splits=7, rows_per_block=2)), ("split_k", dict(loads=2, splits=1, rows_per_block=2)),
+    ("split_k", dict(loads=1, splits=33, rows_per_block=4)), ("split_k", dict(loads=2, splits=1, rows_per_block=4)),
 ] + [("rows_per_warp", dict(lanes_per_row=g)) for g in (1, 2, 4, 8, 16, 32)]
 
 
@@ -104,6 +106,29 @@ def test_each_kernel_variant_matches_float64(gpu, kernel, kw, M, K, aligned):
     launch = dispatch.make_launch(plan, K, False, A.device)
     C = launch(A, B)
     assert relative_error(C, reference(A, B)) < TOL, plan.name
+
+
+def test_rows_sharing_b_at_every_offset(gpu):
+    """split_k with several rows per block where rows and B start at every offset from a 16-byte
+    boundary (dot_rows_shuffled: B's float4s shifted into place per row), with stretches from 4
+    floats up, so that rows with no body, one float4 and a few float4s all occur; each row is
+    checked (non-negative inputs: a row's error is |C - ref| / ref)."""
+    device = dispatch.Device.of()
+    for M, K in ((5, 4099), (7, 1001), (3, 45), (9, 130_003)):
+        for a_off in range(4):
+            for b_off in range(4):
+                storage = torch.rand(M * K + 8, device="cuda")
+                A = storage[a_off:a_off + M * K].view(M, K)
+                B = torch.rand(K + 8, device="cuda")[b_off:b_off + K]
+                ref = reference(A, B).reshape(-1)
+                for rows, loads in ((2, 1), (4, 1), (4, 2)):
+                    for splits in sorted({1, 3, -(-K // 4), -(-K // 8), -(-K // 40)}):
+                        b_vec = False
+                        plan = dispatch.make_plan(M, K, "split_k", device, b_vec, 256, loads, splits,
+                                                  rows_per_block=rows)
+                        C = dispatch.make_launch(plan, K, False, A.device)(A, B).reshape(-1).double()
+                        worst = ((C - ref).abs() / ref).max().item()
+                        assert worst < 1e-5, (plan.name, M, K, a_off, b_off, splits, worst)
 
 
 def test_same_bits_every_run(gpu):

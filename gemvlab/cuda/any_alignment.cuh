@@ -106,23 +106,25 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
     return sum;
 }
 
-// Several rows' dot products with one stretch of B (split_k with ROWS > 1), for lanes >= 4 (a
-// block) covering the stretch: rows r < `rows` start at a + r * lda, and sum[r] gets this
-// lane's share of row r. Each row keeps its own head, body and tail, as in dot_stretch.
+// Several rows' dot products with one stretch of B (split_k with ROWS > 1), for lanes = the
+// block (a multiple of 32) covering the stretch: rows r < `rows` start at a + r * lda, and
+// sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
+// dot_stretch.
+//
 // B_VEC (every row aligned like B, so the same head for all): B's float4s are loaded once per
-// trip and used for every row, ROWS times less B than one row per block. Otherwise each row
-// reads B as scalars at its own offsets; the rows' offsets differ by at most 3 floats, so a
-// row's B loads find the lines the block's other rows just brought into the L1 (expected from
-// the addresses, not measured with counters). The edges' floats are loaded before the body and
-// multiplied after it in the source. A first version written to multiply them before the body
-// took, run with one row, 8% more time than dot_stretch at 4096 x 4099 and 4% more at 20,000 x
-// 20,001 (tools/explore/round7/round7.txt); dot_stretch as compiled also multiplies its edges
-// before the body's loop (above), so the cause of the gap is not separated, and this version's
-// compiled order was not read.
+// trip and used for every row, ROWS times less B than one row per block. The edges' floats are
+// loaded before the body and multiplied after it in the source. A first version written to
+// multiply them before the body took, run with one row, 8% more time than dot_stretch at 4096 x
+// 4099 and 4% more at 20,000 x 20,001 (tools/explore/round7/round7.txt); dot_stretch as compiled
+// also multiplies its edges before the body's loop (above), so the cause of the gap is not
+// separated, and this version's compiled order was not read.
+//
+// Otherwise (odd K, views) the rows start at different offsets from B's, so no one float4 of B
+// lines up with every row: dot_rows_shuffled, below.
 template <int ROWS, int LOADS, bool B_VEC>
-__device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long lda, int rows,
-                                         const float* __restrict__ b, long long n, int lane, int lanes,
-                                         float (&sum)[ROWS]) {
+__device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
+                                                 const float* __restrict__ b, long long n, int lane, int lanes,
+                                                 float (&sum)[ROWS]) {
     long long head[ROWS], n4[ROWS], n4_most = 0;
     float edge_a[ROWS][2], edge_b[ROWS][2];  // this lane's float of each row's head and tail
 #pragma unroll
@@ -142,23 +144,20 @@ __device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long 
     float acc[ROWS][LOADS] = {};
 #pragma unroll 1
     for (long long i = lane; i < n4_most; i += LOADS * (long long)lanes) {
-        float4 av[ROWS][LOADS], bv[B_VEC ? 1 : ROWS][LOADS];
+        float4 av[ROWS][LOADS], bv[LOADS];
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) {
             const long long k = i + u * (long long)lanes;
-            if (B_VEC) bv[0][u] = k < n4_most ? load_b4<true>(b + head[0], k) : make_float4(0.f, 0.f, 0.f, 0.f);
+            bv[u] = k < n4_most ? load_b4<true>(b + head[0], k) : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-            for (int r = 0; r < ROWS; ++r) {
-                const bool inside = k < n4[r];
-                av[r][u] = inside ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
-                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-                if (!B_VEC) bv[r][u] = inside ? load_b4<false>(b + head[r], k) : make_float4(0.f, 0.f, 0.f, 0.f);
-            }
+            for (int r = 0; r < ROWS; ++r)
+                av[r][u] = k < n4[r] ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
         }
 #pragma unroll
         for (int u = 0; u < LOADS; ++u)
 #pragma unroll
-            for (int r = 0; r < ROWS; ++r) acc[r][u] += dot4(av[r][u], bv[B_VEC ? 0 : r][u]);
+            for (int r = 0; r < ROWS; ++r) acc[r][u] += dot4(av[r][u], bv[u]);
     }
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
@@ -166,4 +165,123 @@ __device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long 
 #pragma unroll
         for (int u = 0; u < LOADS; ++u) sum[r] += acc[r][u];
     }
+}
+
+__device__ __forceinline__ float4 shfl_down4(float4 v, int by) {
+    return make_float4(__shfl_down_sync(0xffffffffu, v.x, by), __shfl_down_sync(0xffffffffu, v.y, by),
+                       __shfl_down_sync(0xffffffffu, v.z, by), __shfl_down_sync(0xffffffffu, v.w, by));
+}
+
+// Floats d .. d + 3 of x followed by y (d from 0 to 3).
+__device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
+    return make_float4(d == 0 ? x.x : d == 1 ? x.y : d == 2 ? x.z : x.w,
+                       d == 0 ? x.y : d == 1 ? x.z : d == 2 ? x.w : y.x,
+                       d == 0 ? x.z : d == 1 ? x.w : d == 2 ? y.x : y.y,
+                       d == 0 ? x.w : d == 1 ? y.x : d == 2 ? y.y : y.z);
+}
+
+// dot_rows for rows that start at different offsets from B's (odd K, views). B is loaded only
+// as aligned float4s ("chunks": chunk j holds floats 4j - e .. 4j - e + 3 of the stretch, e =
+// B's offset from a 16-byte boundary), one per lane per trip, and each row takes the 4 floats
+// it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r + 3 of
+// chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
+// offset). The next lane holds the next chunk, so a lane gets it with 4 shuffles
+// (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads
+// it. One chunk load per lane per trip then serves every row of the block, whatever their
+// offsets: without this, each row read B as 4 scalar loads at its own offset.
+//
+// Measured on the H200 (tools/explore/round15/round15.txt, split_k with 4 rows per block and
+// 1 load per row against the rule's one row per block): 5.5% less time at 3 x 50,000,001, 3.3%
+// at 40 x 6,000,001, 3.4% at 16 x 16,777,217, 2.2% at 12 x 10,000,001, 5.7% at 8 x 30,000,000
+// starting 2 floats into its storage, a tie at 5 x 20,000,003; but 6.6% more at 64 x 1,000,003,
+// where B (4 MB) sits well inside the L2. The counters (round15/counters.txt, ncu) show where
+// the time goes at 3 x 50,000,001: the same 800 MB from DRAM, but 1188 MB read from the L2 into
+// the SMs with one row per block (every row's block reads B again), 977 with 2 rows per block
+// and 819 with 4 (A and B once each).
+//
+// So that no chunk load reaches outside the stretch, each row's first and last body float4
+// are summed as scalars with its head and tail (at most 7 floats at each end, 2 per lane), and
+// the loop takes body float4s 1 .. n4 - 2, whose chunks lie inside; a chunk past the stretch's
+// last one is not loaded (zeros, multiplied by zeros of A). 32-bit indices inside the stretch
+// (fewer registers): the launcher refuses stretches of 2^31 floats or more.
+template <int ROWS, int LOADS>
+__device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, long long lda, int rows,
+                                                  const float* __restrict__ b, long long n, int lane, int lanes,
+                                                  float (&sum)[ROWS]) {
+    const int wl = lane % 32;
+    const int e = (int)((reinterpret_cast<size_t>(b) & 15) / 4);
+    const float4* chunks = reinterpret_cast<const float4*>(b - e);  // 16-byte aligned
+    const int last_chunk = (int)((n + e - 4) / 4);  // the last chunk wholly inside the stretch
+    int last[ROWS], q[ROWS], d[ROWS], head[ROWS], qmin = 1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const float* ar = a + r * lda;
+        head[r] = (int)min((long long)(((16 - (reinterpret_cast<size_t>(ar) & 15)) & 15) / 4), n);
+        const int n4 = r < rows ? (int)((n - head[r]) / 4) : 0;
+        last[r] = n4 - 2;  // the loop's last body float4 of this row
+        q[r] = (e + head[r]) / 4;
+        d[r] = (e + head[r]) % 4;
+        if (r < rows) qmin = min(qmin, q[r]);
+        // the scalar ends: floats [0, head + 4) and [head + 4 (n4 - 1), n)
+        const long long lo_end = r < rows ? head[r] + 4 * min(n4, 1) : 0;
+        const long long hi_start = r >= rows ? n : n4 >= 2 ? head[r] + 4 * (n4 - 1) : lo_end;
+        float s = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const long long h = lane + (long long)j * lanes, t = hi_start + lane + (long long)j * lanes;
+            if (h < lo_end) s += __ldcg(ar + h) * b[h];
+            if (t < n) s += __ldcg(ar + t) * b[t];
+        }
+        sum[r] = s;
+    }
+    // A row with q = qmin + 1 and d > 0 also needs the chunk two lanes on: the same for the block.
+    bool two_on = false;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) two_on |= r < rows && q[r] > qmin && d[r] > 0;
+    float acc[ROWS][LOADS] = {};
+    // The trips are the same for every lane of the warp (the shuffles take the whole warp):
+    // lane 32w + l takes body float4s k = 1 + 32w + l + i * lanes for trips i while 32w + i *
+    // lanes < n / 4, and loads only those inside.
+    const int bound = (int)(n / 4), step = LOADS * lanes;
+#pragma unroll 1
+    for (int i0 = lane - wl, k0 = 1 + lane; i0 < bound; i0 += step, k0 += step) {
+        float4 av[ROWS][LOADS], own[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const int k = k0 + u * lanes;
+            own[u] = k + qmin <= last_chunk ? chunks[k + qmin] : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                av[r][u] = k <= last[r] ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
+                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const int j = k0 + u * lanes + qmin;  // this lane's chunk
+            float4 next = shfl_down4(own[u], 1);
+            if (wl == 31) next = j + 1 <= last_chunk ? chunks[j + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
+            float4 after = next;
+            if (two_on) {
+                after = shfl_down4(own[u], 2);
+                if (wl >= 30) after = j + 2 <= last_chunk ? chunks[j + 2] : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                acc[r][u] += dot4(av[r][u], q[r] == qmin ? window(own[u], next, d[r]) : window(next, after, d[r]));
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) sum[r] += acc[r][u];
+}
+
+template <int ROWS, int LOADS, bool B_VEC>
+__device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long lda, int rows,
+                                         const float* __restrict__ b, long long n, int lane, int lanes,
+                                         float (&sum)[ROWS]) {
+    if (B_VEC)
+        dot_rows_aligned<ROWS, LOADS, true>(a, lda, rows, b, n, lane, lanes, sum);
+    else
+        dot_rows_shuffled<ROWS, LOADS>(a, lda, rows, b, n, lane, lanes, sum);
 }

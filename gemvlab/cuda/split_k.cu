@@ -13,18 +13,18 @@
 // block per row, stage 4's design, writing C directly; either way it takes rows that start
 // anywhere (any_alignment.cuh).
 //
-// ROWS > 1 is stage 5's idea in a split: the block sums the same stretch of ROWS rows, so where
-// the rows are aligned like B it loads each float4 of B once for all of them (dot_rows). With
-// one row per block, every row's block loads its stretch of B again. Where few rows share a
-// stretch, their blocks are expected to land on different SMs, so B comes from the L2, up to as
-// many bytes as A: at 3 x 50,000,000, one row per block read 1140 MB from the L2 into the SMs and
-// two rows 971 MB, for 800 MB of A and B (tools/explore/round10/counters.txt). With many rows per
-// SM, B mostly hits in the L1 (at the headline shape 43% of all L1 sectors hit, notebook 04, and
-// A's, about half of them, never do). The dispatcher takes 2 rows per block, 1 load per
-// row per trip, where it splits fewer than 128 rows aligned like B and B is more than a quarter
-// of the L2 (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py); where rows start
-// at different offsets each row reads B at its own, and 2 rows per block were not reliably
-// faster.
+// ROWS > 1 is stage 5's idea in a split: the block sums the same stretch of ROWS rows and loads
+// each float4 of B once for all of them (dot_rows; where the rows start at other offsets than
+// B, it loads B's float4s aligned and shifts them into place for each row with warp shuffles).
+// With one row per block, every row's block loads its stretch of B again. Where few rows share
+// a stretch, their blocks are expected to land on different SMs, so B comes from the L2, up to
+// as many bytes as A: at 3 x 50,000,001, one row per block read 1188 MB from the L2 into the
+// SMs, two rows 977 MB and four rows 819 MB, for 800 MB of A and B
+// (tools/explore/round15/counters.txt). With many rows per SM, B mostly hits in the L1 (at the
+// headline shape 43% of all L1 sectors hit, notebook 04, and A's, about half of them, never do).
+// The dispatcher takes several rows per block where it splits fewer than 128 rows and B is more
+// than a quarter of the L2: 2 rows aligned like B, 4 rows otherwise, 1 load per row per trip
+// (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py).
 //
 // Block b works on stretch s = b / G of row group g = b % G (G = ceil(M / ROWS) groups): the G
 // consecutive blocks of one stretch run at about the same time, so the blocks resident at one
@@ -88,15 +88,45 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // One warp per row: lane l adds partials l, l + 32, ... in order, then the warp's shuffle tree
 // adds the 32 lane sums: the same order on every run. (A block of 256 threads per row was a tie
 // or up to 2.6% slower, tools/explore/round11/round11.txt.)
+//
+// On sm_90 and later the launcher starts this kernel as a programmatic dependent launch: the GPU
+// may schedule it before split_k's last blocks end, and it waits here until their writes are
+// visible, so the gap between the two launches shrinks. On the H200 (tools/explore/round16,
+// round16.txt, each plan timed both ways in one run) the whole call took 0.4 to 2.3% less time
+// at the 11 split shapes where A and B are at least 4 times the L2 (64 x 1,000,000: 66.8 against
+// 68.3 us; 1 x 2^26: 128.8 against 130.1) and 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x
+// 2^18 (16 x 65,536: 7.3 against 8.5 us). Without the reduce at all, the first kernel alone took
+// 0.4 to 4.4% less than the whole call at those 11 shapes: the launch, more than the adding, is
+// what the reduce costs. A fused version, where the block that finishes a row's last stretch adds
+// its partials (no second launch), was slower than the two plain launches at 7 of the 11, by up
+// to 1.3%. The round's reduce read the partials with plain loads; this one reads them with
+// __ldcg, which skips the L1 (not kept coherent with other SMs' writes); not timed separately.
 __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* __restrict__ C, long long M,
                                     int splits) {
+#if __CUDA_ARCH__ >= 900
+    cudaGridDependencySynchronize();  // split_k's partials are written and visible past here
+#endif
     const long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x % 32;
     float v = 0.0f;
     if (row < M)
-        for (int s = lane; s < splits; s += 32) v += partials[row * splits + s];
+        for (int s = lane; s < splits; s += 32) v += __ldcg(partials + row * splits + s);
     v = warp_total(v);  // every lane takes part, also past the last row (full mask)
     if (row < M && lane == 0) C[row] = v;
+}
+
+// Programmatic dependent launch needs compute capability 9.0 (Hopper) or later; asked once per
+// device (a benign race: every thread computes the same answer).
+static bool dependent_launch_supported() {
+    static signed char known[64] = {};  // 0: not asked yet, 1: yes, -1: no
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
+    if (!known[device]) {
+        int major = 0;
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+        known[device] = major >= 9 ? 1 : -1;
+    }
+    return known[device] > 0;
 }
 
 // variant: ROWS * 16 + LOADS * 2 + B_VEC. With splits > 1, `partials` holds M * splits floats
@@ -106,6 +136,9 @@ extern "C" int launch_split_k(const float* A, const float* B, float* C, float* p
     const long long M = p->M, K = p->K, lda = p->lda, chunk = p->chunk;
     const int splits = p->splits, block = p->block;
     const int rows = p->variant / 16;
+    // dot_rows_shuffled indexes a stretch with 32-bit numbers (the rule's stretches of several
+    // rows hold at most a quarter of the L2's bytes, far fewer floats than this)
+    if (rows > 1 && p->variant % 2 == 0 && min(chunk, K) > (1LL << 31) - 4096) return (int)cudaErrorInvalidValue;
     const unsigned grid = (unsigned)((M + rows - 1) / rows * splits);
     float* out = splits == 1 ? C : partials;
     switch (p->variant) {
@@ -123,6 +156,20 @@ extern "C" int launch_split_k(const float* A, const float* B, float* C, float* p
     if (err != cudaSuccess || splits == 1) return (int)err;
     const int reduce_block = 256;  // 8 rows per block
     const unsigned reduce_grid = (unsigned)((M * 32 + reduce_block - 1) / reduce_block);
-    gemv_split_k_reduce<<<reduce_grid, reduce_block, 0, stream>>>(partials, C, M, splits);
+    if (!dependent_launch_supported())
+        gemv_split_k_reduce<<<reduce_grid, reduce_block, 0, stream>>>(partials, C, M, splits);
+    else {
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(reduce_grid);
+        config.blockDim = dim3(reduce_block);
+        config.stream = stream;
+        cudaLaunchAttribute dependent[1];
+        dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        dependent[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = dependent;
+        config.numAttrs = 1;
+        cudaError_t e = cudaLaunchKernelEx(&config, gemv_split_k_reduce, (const float*)partials, C, M, splits);
+        if (e != cudaSuccess) return (int)e;
+    }
     return (int)cudaGetLastError();
 }
