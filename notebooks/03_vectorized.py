@@ -221,11 +221,11 @@ nb.steps_table(ctx.recorded, M=2048)
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
-#   is 1.02x (1.6%), beyond the quartiles and beyond how far ratios moved between two timings in the same
-#   record (the drift, 0.9%, printed below; two passes at the headline shape, not independent runs); at
-#   256 it is a tie.
-# - **`__ldcg`** gains 3.0%, 1.6%, 1.9% and 1.4% at 32, 64, 128 and 256 threads, each beyond the quartiles
-#   and beyond that 0.9%. One record shows it; it was not repeated in another.
+#   is 1.02x (1.6% less time), beyond the quartiles and beyond how far ratios moved between two timings in
+#   the same record (the drift, 0.8%, printed below; two passes at the headline shape, not independent
+#   runs); at 256 it is 0.6% slower, beyond the quartiles but within the drift: a tie.
+# - **`__ldcg`** takes 3.4%, 1.6%, 2.0% and 1.5% less time at 32, 64, 128 and 256 threads, each beyond the
+#   quartiles and beyond that 0.8%. One record shows it; it was not repeated in another.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -237,14 +237,13 @@ nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep more bytes in flight (1.76x and 1.70x; expected from Little's law with few SMs
-# busy, and the model for these steps is not printed here). `__ldcg` took 0.9% more time at M = 16 with
-# 256 threads (beyond the quartiles, at the edge of the 0.9% drift between two timings, below, which was
-# measured at the headline shape and is applied here); at M = 16
-# with 1024 threads and M = 128 with 256 it is within that drift, and at M = 128 with 1024 within the
-# quartiles: ties. This run shows the one, it does not show that it repeats.
+# busy SMs must each keep more bytes in flight (1.74x and 1.68x; expected from Little's law with few SMs
+# busy, and the model for these steps is not printed here). `__ldcg` took 0.5 to 0.8% more time at M = 16
+# (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.8% drift
+# between two timings (below; measured at the headline shape and applied here); at M = 128 with 1024
+# threads the quartiles overlap. Ties, all four.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
-# about 4% of the read ceiling (0.244 against 0.234 ms, notebook 04's shape table).
+# about 5% of the read ceiling (0.250 against 0.239 ms, notebook 04's shape table).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between timings: the record timed the same kernels twice at the headline shape, minutes
@@ -254,7 +253,7 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.9%: the
+# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.8%: the
 # figure the verdicts in this notebook use. Two timings in one record are not independent runs, so a step
 # that holds within a run is a measured difference for that run; to trust it across runs, repeat the
 # comparison.
@@ -271,9 +270,9 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 # %% [markdown]
 # The same L1 sectors either way (the loads of A still pass through the L1); with `__ldcg` slightly more of
 # them hit (they are B's: A's are never reused) and slightly fewer are read from the L2. In time, the
-# counters' own single launches (one each, the *time us* column) put `__ldcg` 2.1% ahead, and the steps
-# table at 256 threads measured 1.4%: the counters show the cache effect beside the gain in time, not that
-# the one causes the other.
+# counters' own single launches (one each, the *time us* column) put `__ldcg` 0.3% ahead, one launch each
+# and so no verdict, and the steps table at 256 threads measured 1.5%: the counters show the cache effect
+# beside the gain in time, not that the one causes the other.
 
 # %% [markdown]
 # ## Registers, waves, and the model
@@ -293,15 +292,15 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads are 6% slower than 2
-# at 128 threads (1.998 against 1.879 ms, beyond the ± ranges); at 512 they are 0.9% slower (1.921
-# against 1.903), beyond the ranges and at the edge of the drift; at 32 they are 1.3% faster (2.221
-# against 2.250), beyond both, which the SASS count does not explain; at 64, 256 and 1024 the ranges
-# overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate, which adds 8 ns to each
-# 333-ns round here; shown after the sweep) gives 1.4% more time for 4
-# loads at 512 threads, from a sixth wave that is 17% full and keeps too few bytes in flight to read at
-# the ceiling (the wave-by-wave view at the end of the model cell below): the same direction as the
-# sweep. It does not explain the 6% at 128, nor the gain at 32.
+# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 5.4% more time
+# than 2 at 128 threads (2.027 against 1.923 ms, beyond the ± ranges); at 32 they take 0.9% less (2.244
+# against 2.264), beyond the ranges and at the edge of the 0.8% drift, which the SASS count does not
+# explain; at 256 they take 0.7% more, beyond the ranges but within the drift; at 64, 512 and 1024 the
+# ranges overlap. Ties, except at 128. The model (below; one fitted input, notebook 01's L1 line rate,
+# which adds 8 ns of L1 time to the 324-ns memory latency in each round here; shown after the sweep)
+# gives 1.2% more time for 4 loads at 512 threads, from a sixth wave that is 17% full and keeps too few
+# bytes in flight to read at the ceiling (the wave-by-wave view at the end of the model cell below); the
+# sweep measured a tie there. It does not explain the 5.4% at 128.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -324,8 +323,8 @@ nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 # Where the model is bound by the read ceiling, its full waves keep more bytes in flight than Little's law asks
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
-# at 32 threads, bound by bytes in flight in the model, at 64, 128 and 1024; stage 4 at 32 threads with 2
-# and 4 loads; 4 loads at 128 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
+# at 32 threads, bound by bytes in flight in the model, and at 64; stage 4 at 32 threads with 2 and 4
+# loads; 4 loads at 128; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
 # here: notebook 02's fixed round per load (no growth under load, no other work between loads); waves that
 # do not run in lockstep (a block frees its slot only when its last warp ends); and B's traffic through the
 # L1 and L2, which the model treats as free. (Once a kernel is

@@ -159,10 +159,10 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.881
-#   against 1.870 ms, 0.240 against 0.238) and ties at 8192² (0.064 against 0.063 ms; the guide calls all
-#   three ties:
-#   their quartiles overlap, though it does not print them), and trails by 3.4% at 16384².
+#   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.928
+#   against 1.919 ms, 0.244 against 0.242; the guide calls the first a tie, their quartiles overlapping,
+#   though it does not print them, and not the second), and trails by about 5% at 8192² (0.066 against
+#   0.063 ms) and 4% at 16384² (0.246 against 0.237).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
@@ -207,14 +207,14 @@ nb.counters(ctx)
 
 # %% [markdown]
 # In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.79
-# times the L2 sectors (532.5 M against 298.1 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# times the L2 sectors (532.3 M against 297.6 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
 # the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
-# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.876 ms; stage 4
-# with 2 loads at 256 threads, 1.871 ms in notebook 03's sweep, within each other's ± ranges). Cache traffic and time are not tied one to
+# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.922 ms; stage 4
+# with 2 loads at 256 threads, 1.917 ms in notebook 03's sweep, within each other's ± ranges). Cache traffic and time are not tied one to
 # one here, but this comparison does not separate the block size from the rows per block.
 
 # %% [markdown]

@@ -65,7 +65,7 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
 #   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
-#   SMs idle. The model is optimistic here (the ratio column, 1.39 and 1.43). Candidates, not separated: a
+#   SMs idle. The model is optimistic here (the ratio column, 1.41 and 1.43). Candidates, not separated: a
 #   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
 #   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
@@ -73,8 +73,8 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is not faster than stage 4's
-#   0.244 at 1024 threads, in notebook 04's guide). It fails when the rows are a small fraction of the
+#   explorations, not measured here; at this shape the dispatcher's 0.251 ms is not faster than stage 4's
+#   0.250 at 1024 threads, in notebook 04's guide). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -93,14 +93,18 @@ nb.show_source("split_k")
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
 # directly. How many stretches: enough for about four waves of blocks. With `ROWS` > 1 a block takes the same
-# stretch of several rows, stage 5's idea: where the rows are aligned like B it loads each float4 of B once
-# for all of them. The rule takes two rows per block for fewer than 128 rows aligned like B when B is more
-# than a quarter of the L2 (the measurements that chose this are beside `SHARE_B_ROWS` in
-# `gemvlab/dispatch.py`, from explorations not re-run here). The model for the plan the rule makes at
-# M = 16 (two rows per block) and at M = 1, printed with recorded times: at M = 16 the explorer's, from its
-# second run (see the note under its table below); at M = 1, a shape the explorer does not time, the
-# sweep's, from the record's own run. Not blind: the rule's constants were tuned in explorations on
-# the H200, and the model's cost per launch comes from the explorer's smallest shape:
+# stretch of several rows, stage 5's idea: it loads each float4 of B once for all of them. Where the rows
+# do not start at B's offset from a 16-byte boundary (odd K, views), it loads B's float4s aligned and
+# shifts them into place for each row with warp shuffles (`dot_rows_shuffled` in `any_alignment.cuh`,
+# below). The rule takes several rows per block for fewer than 128 rows when B is more than a quarter of
+# the L2: two where the rows are aligned like B, four otherwise (the measurements that chose this are
+# beside `SHARE_B_ROWS` in `gemvlab/dispatch.py`, from explorations not re-run here). On GPUs of compute
+# capability 9.0 and later the reduce is a programmatic dependent launch, which the GPU may schedule
+# before the first kernel ends (the file's comment gives what that saved in an exploration). The model
+# for the plan the rule makes at M = 16 (two rows per block) and at M = 1, printed with the record's
+# times (M = 16 from the explorer's table below, M = 1, a shape the explorer does not time, from the
+# sweep's; one run). Not blind: the rule's constants were tuned in explorations on the H200, and the
+# model's cost per launch comes from the explorer's smallest shape:
 
 # %%
 for M, K in ((16, 16777216), (1, 67108864)):
@@ -108,7 +112,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.95 of
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.97 of
 # the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
 # reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #
@@ -131,12 +135,15 @@ Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
 
 # %% [markdown]
 # B is read at the same columns as A. Where B is aligned exactly where every row of A is, its body is float4s
-# too; otherwise four scalar loads per float4 of A. Where many rows share B, B should come mostly from the
-# L1 or L2, so that the scalar path costs instructions and L1 lookups (each scalar load's lanes are 16
-# bytes apart) rather than DRAM bytes; where rows are few, B is read from DRAM like A. Both are
-# expectations: no counters for the dispatcher's scalar path are shown here, and what it costs in time is
-# not separated. What the rule says for aligned rows, for K = 4099, and for a view that starts mid-row
-# (CPU tensors are enough: `explain` needs no GPU):
+# too. Otherwise a block of one row reads B as four scalar loads per float4 of A, and a block of several
+# rows loads B's float4s aligned and shifts them into place for each row. Where many rows share B, B
+# should come mostly from the L1 or L2, so that the scalar path costs instructions and L1 lookups (each
+# scalar load's lanes are 16 bytes apart) rather than DRAM bytes: an expectation, no counters for it are
+# shown here, and what it costs in time is not separated. Where rows are few and B is large, every block
+# of one row reads its stretch of B again through the L2: the comment on `dot_rows_shuffled` gives an
+# exploration's counters at 3 × 50,000,001 (not re-run here), where four rows per block moved about a
+# third fewer bytes from the L2 into the SMs than one. What the rule says for aligned rows, for K = 4099,
+# and for a view that starts mid-row (CPU tensors are enough: `explain` needs no GPU):
 
 # %%
 print(lab.explain(torch.empty(4096, 4096), torch.empty(4096)))
@@ -199,11 +206,12 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   fewer). Otherwise they are split into stretches for about four waves, but no stretch is shorter than
 #   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
 #   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
-#   every resident thread, again), the stretches are one trip per thread instead. Split rows share B two
-#   per block where they are fewer than 128, aligned like B, and B is more than a quarter of the L2.
+#   every resident thread, again), the stretches are one trip per thread instead. Where it splits fewer
+#   than 128 rows and B is more than a quarter of the L2, rows share B in a block: two rows aligned like
+#   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round13`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round16`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -222,10 +230,11 @@ nb.dispatch_table(ctx.recorded, "shape_best")
 _ = plots.plot_dispatch(ctx.recorded)
 
 # %% [markdown]
-# And on shapes beyond the sweep, from a second run of this study (the note under the table says why): a
-# grid of M and K, then shapes outside it (odd K, a few rows,
-# millions of rows). Some of them were among the shapes the explorations tuned the rule on; the last four
-# (6 × 25,000,000 to 40 × 6,000,001) were in none of them:
+# And on shapes beyond the sweep, in the same run: a grid of M and K, then shapes outside it (odd K, a few
+# rows, millions of rows). Some of them were among the shapes the explorations tuned the rule on. The last
+# four (6 × 25,000,000 to 40 × 6,000,001) were added after its first tuning; of them, 40 × 6,000,001 was
+# among the shapes of the exploration that chose four rows per block for rows not aligned like B (round
+# 15), and 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14):
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -240,26 +249,21 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# All the misses are bandwidth misses (the explorer's rows come from a second run of that study, as the note
-# under its table says), of three kinds:
-# - **Few long rows with odd K**: M = 3, 40 and 64 (0.861, 0.876, 0.863). Not all their rows start where B
-#   does (with odd K, every fourth row does), so the kernel reads B as scalars for every row, and each block
-#   reads it for one row. Every aligned shape with 6 to 300
-#   rows in the explorer table that is held to the bandwidth bar reaches 0.921 to 0.955, and the rule gives those with a large B two rows per
-#   block (`split_k<1, true, 2>`). So odd K is what the misses share; whether its cost is B's scalar loads
-#   or B read once per row is not separated. The explorations tried reading B as aligned float4s shifted
-#   into place, a head that runs to a 128-byte line, and two rows per block at odd K; none was adopted
-#   (the kernels' comments and `dispatch.py` give their effect on the shapes tried).
-# - **Row tiles**: 2,000,000 × 45 (0.882), and 5,000,000 × 24 (0.904: within 0.7% of the bar and of
-#   4,000,000 × 50's 0.910, a tie only if notebook 03's drift, from another run and shape, applies here),
-#   shapes no exploration used. Their
-#   tiles hold 2,880 and 3,072 of 4,096 floats (64 rows of 45, 128 of 24), against 3,200 at 4,000,000 ×
-#   50; how full a tile is, is a candidate, not separated.
-# - **123,457 × 777**: odd K in `rows_per_warp` (0.901), B again read as scalars.
+# Both misses are bandwidth misses:
+# - **64 × 1,000,003** (0.898): few long rows with odd K. B (4 MB) sits well inside the L2, so the rule
+#   keeps one row per block, and each block reads B as scalars; every row's block reads it again. Where B
+#   is larger than a quarter of the L2, rows with odd K share B four to a block: 3 × 50,000,001 and
+#   40 × 6,000,001 reach 0.930 and 0.929 in the table above. At this shape four rows per block took more
+#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`; not re-run here). What holds
+#   it back is not separated.
+# - **2,000,000 × 45** (0.891): row tiles. Its tiles hold 2,880 of 4,096 floats (64 rows of 45), against
+#   3,200 at 4,000,000 × 50 (0.921). An exploration (its numbers are in `row_tiles.cu`'s comment) found
+#   that the shared-memory bank passes counted at odd K are not what holds such shapes back; what does
+#   is not separated.
 #
 # In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
-# Python is another matter: the next section). One is slower in the median, 40 × 6,000,001 (0.2459 against
-# 0.2452 ms), a tie by the quartiles.
+# Python is another matter: the next section). One is slower in the median, 1024 × 1,048,576 (0.9684
+# against 0.9634 ms), a tie by the quartiles.
 #
 # ## The cost of a call
 #
@@ -278,16 +282,15 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is about 2.5 and 8 times the same kernel's time in the explorer table (49.1 against 19.8 us at
-# 4096 × 4096, 47.2 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
-# the GPU busy meanwhile; that table is from a second run, so these are not same-run differences, though
-# far beyond any drift. Whether the excess is a fixed cost is not shown (an idle
-# GPU's clocks, the L2's state without a flush, and the launch path are candidates). In this run's medians
-# a whole gemv call took less time than a whole torch.matmul call at both shapes (by 9.9 and 7.3 us);
-# these are unpaired medians, so this run does not show a difference.
+# GPU. It is about 1.5 and 4 times the same kernel's time in the explorer table (31.7 against 20.5 us at
+# 4096 × 4096, 23.7 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
+# state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
+# 3.5 us less than a whole torch.matmul call at 4096 × 4096 and 0.3 us more at 1024 × 1024; these are
+# unpaired medians, so this run does not show a difference either way.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# 22.5 us, against that kernel's 6.0 us in the explorer table (another run), so back-to-back calls of that
-# size may spend more time in Python than on the GPU (not measured as a loop in one run here).
+# 13.4 us, against that kernel's 6.0 us in the explorer table, so back-to-back calls of that size may
+# spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
 # For use inside `torch.compile` or CUDA graphs, the dispatcher is also a PyTorch custom operator,
@@ -313,21 +316,19 @@ nb.shape_slider(ctx)
 # ## Looking back
 #
 # The model's time for each chosen plan, plus a fixed cost per launch (taken from the explorer's smallest
-# shape, in its second run, so not an independent input), beside the sweep's measurement:
+# shape, in the same run, so not an independent input), beside the sweep's measurement:
 
 # %%
 nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.10 times its time (the ratio column). The largest is at 4096 × 4099 (1.10), a 20-us shape where the
-# assumed 4.2 us per launch (from the explorer's second run) weighs heavily. This row itself comes from the
-# record's own run, whose small explorer shapes were disturbed; its quartiles (0.0202 to 0.0207 ms) are
-# narrow, but the disturbed rows are not printed to compare. The aligned 4096 × 4096 took 0.0198 ms in the explorer's
-# second run against 0.0204 ms for 4096 × 4099 in the sweep's run: about 3%, but across two runs, so not
-# shown to be the odd K; the 10% is not separated. Next are 2,097,152 × 128 (1.05) and 128 × 2,097,152 (1.04). The model's times for
-# the six shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM
-# limit and no cost for rows that do not start aligned, so it could not account for them.
+# to 1.08 times its time (the ratio column). The largest is at 4096 × 4099 (1.08), a 21-us shape where the
+# assumed 4.4 us per launch weighs heavily. The aligned 4096 × 4096 took 0.0205 ms in the explorer table
+# against 0.0207 ms for 4096 × 4099 in the sweep, quartiles overlapping: a tie, so this run does not show
+# the 8% to be the odd K's; it is not separated. Next is 2,097,152 × 128 (1.03). The model's times for the
+# two shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM limit
+# and no cost for rows that do not start aligned, so it could not account for them.
 #
 # ## Exercise
 #
