@@ -131,6 +131,26 @@ def test_rows_sharing_b_at_every_offset(gpu):
                         assert worst < 1e-5, (plan.name, M, K, a_off, b_off, splits, worst)
 
 
+def test_an_infinity_in_b_gives_infinity_not_nan(gpu):
+    """A positive A times a B holding +inf is +inf in every row, as torch.matmul gives it: no
+    kernel may multiply a zero of A (a row's missing float4, a padding row) by that infinity."""
+    device = dispatch.Device.of()
+    for M, K in ((5, 4099), (3, 45), (9, 1001)):
+        for a_off, b_off in ((1, 0), (0, 3), (2, 1)):
+            A = (torch.rand(M * K + 8, device="cuda") + 0.5)[a_off:a_off + M * K].view(M, K)
+            for where in (0, K // 2, K - 1, K - 5):
+                B = torch.rand(K + 8, device="cuda")[b_off:b_off + K].clone()
+                B[where] = float("inf")
+                plans = [dispatch.make_plan(M, K, "split_k", device, False, 256, loads, splits, rows_per_block=rows)
+                         for rows, loads in ((1, 2), (2, 1), (4, 1)) for splits in (1, 3, -(-K // 40))]
+                plans.append(dispatch.make_plan(M, K, "rows_per_warp", device, False, 128, lanes_per_row=8))
+                if K <= dispatch.TILE_MAX_K:
+                    plans.append(dispatch.make_plan(M, K, "row_tiles", device, False, 128, lanes_per_row=2))
+                for plan in plans:
+                    C = dispatch.make_launch(plan, K, False, A.device)(A, B)
+                    assert torch.isinf(C).all() and not torch.isnan(C).any(), (plan.name, M, K, a_off, b_off, where)
+
+
 def test_same_bits_every_run(gpu):
     for M, K in ((1, 33_554_432), (16, 4_000_001), (2048, 65536), (100_000, 300), (4096, 4099)):
         A, B = torch.rand(M, K, device="cuda"), torch.rand(K, device="cuda")

@@ -5,8 +5,9 @@
 // refuse anything else. A library cannot: K = 4099 puts row r at byte 4 * 4099 * r, a view such
 // as A[:, 1:] starts mid-row, and torch.matmul takes both. So a stretch is cut in three:
 //   head: the 0 to 3 floats before the row's first 16-byte boundary;
-//   body: whole float4s from that boundary on, LOADS independent loads per lane per trip
-//         (LDG.E.128; how many ptxas issues before their first use, the SASS says);
+//   body: whole float4s from that boundary on, LOADS independent loads of A per lane per trip
+//         (LDG.E.128, and of B too where B_VEC, below; how many ptxas issues before their
+//         first use, the SASS says);
 //   tail: the 0 to 3 floats after the last whole float4.
 // In the source, the head's and tail's loads are written first, before the body's first trip,
 // and their products added after the body. Written the plain way, as a loop before the body and
@@ -46,12 +47,11 @@
 // (tools/explore/round5/round5.txt), but one of its lanes also needs a third trip for the row's
 // 65th float4, so the cause is not separated.
 //
-// A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and keeping it
-// out of the L1 leaves the L1 to B, which every row reads (stage 4's __ldcg, notebook 03: with
-// 2048 rows it gained 3.0% at 32 threads and 1.4 to 1.9% at 64, 128 and 256, each beyond the 0.9%
-// drift between two timings in one record; at 16 rows with 256 threads it was 0.9% slower, at
-// the drift's edge, and the other three cases at 16 and 128 rows were ties. Not measured
-// separately for these kernels).
+// A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
+// is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
+// 4's __ldcg, notebook 03: with 2048 rows it took 3.4% less time at 32 threads and 1.5 to 2.0%
+// less at 64, 128 and 256, each beyond the 0.8% drift between two timings in one record; at 16
+// and 128 rows all four cases were ties. Not measured separately for these kernels.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -116,17 +116,18 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
 // sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
 // dot_stretch.
 //
-// B_VEC (every row aligned like B, so the same head for all): B's float4s are loaded once per
-// trip and used for every row, ROWS times less B than one row per block. The edges' floats are
-// loaded before the body and multiplied after it in the source. A first version written to
-// multiply them before the body took, run with one row, 8% more time than dot_stretch at 4096 x
-// 4099 and 4% more at 20,000 x 20,001 (tools/explore/round7/round7.txt); dot_stretch as compiled
-// also multiplies its edges before the body's loop (above), so the cause of the gap is not
-// separated, and this version's compiled order was not read.
+// Every row aligned like B (B_VEC, so the same head for all): dot_rows_aligned. B's float4s are
+// loaded once per trip and used for every row, ROWS times less B than one row per block. The
+// edges' floats are loaded before the body and multiplied after it in the source. A first
+// version of dot_rows (which then also read B as scalars for rows not aligned like B), written
+// to multiply them before the body, took, run with one row, 8% more time than dot_stretch at
+// 4096 x 4099 and 4% more at 20,000 x 20,001 (tools/explore/round7/round7.txt); dot_stretch as
+// compiled also multiplies its edges before the body's loop (above), so the cause of the gap is
+// not separated, and this version's compiled order was not read.
 //
 // Otherwise (odd K, views) the rows start at different offsets from B's, so no one float4 of B
 // lines up with every row: dot_rows_shuffled, below.
-template <int ROWS, int LOADS, bool B_VEC>
+template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
                                                  const float* __restrict__ b, long long n, int lane, int lanes,
                                                  float (&sum)[ROWS]) {
@@ -187,28 +188,32 @@ __device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
 
 // dot_rows for rows that start at different offsets from B's (odd K, views). B is loaded only
 // as aligned float4s ("chunks": chunk j holds floats 4j - e .. 4j - e + 3 of the stretch, e =
-// B's offset from a 16-byte boundary), one per lane per trip, and each row takes the 4 floats
-// it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r + 3 of
-// chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
+// B's offset from a 16-byte boundary), LOADS per lane per trip like A's, and each row takes the
+// 4 floats it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r
+// + 3 of chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
 // offset). The next lane holds the next chunk, so a lane gets it with 4 shuffles
-// (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads
-// it. One chunk load per lane per trip then serves every row of the block, whatever their
-// offsets: without this, each row read B as 4 scalar loads at its own offset.
+// (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads it
+// (and lanes 30 and 31 load the chunk two on, where a row needs it). So the chunk loads serve
+// every row of the block, whatever their offsets: without this, each row read B as 4 scalar
+// loads at its own offset.
 //
 // Measured on the H200 (tools/explore/round15/round15.txt, split_k with 4 rows per block and
-// 1 load per row against the rule's one row per block): 5.5% less time at 3 x 50,000,001, 3.3%
-// at 40 x 6,000,001, 3.4% at 16 x 16,777,217, 2.2% at 12 x 10,000,001, 5.7% at 8 x 30,000,000
-// starting 2 floats into its storage, a tie at 5 x 20,000,003; but 6.6% more at 64 x 1,000,003,
-// where B (4 MB) sits well inside the L2. The counters (round15/counters.txt, ncu) show where
-// the time goes at 3 x 50,000,001: the same 800 MB from DRAM, but 1188 MB read from the L2 into
-// the SMs with one row per block (every row's block reads B again), 977 with 2 rows per block
-// and 819 with 4 (A and B once each).
+// 1 load per row against the rule's one row per block): 5.2% less time at 3 x 50,000,001, 3.2%
+// at 40 x 6,000,001, 3.3% at 16 x 16,777,217, 2.2% at 12 x 10,000,001, 5.4% and 5.3% at 8 x
+// 30,000,000 and 3 x 50,000,000 starting 2 and 1 floats into their storage, a tie at 5 x
+// 20,000,003; but 7.0% more at 64 x 1,000,003, where B (4 MB) sits well inside the L2. The
+// counters (round15/counters.txt, ncu) at 3 x 50,000,001: the same 800 MB from DRAM, but 1188 MB
+// read from the L2 into the SMs with one row per block (every row's block reads B again), 977
+// with 2 rows per block and 819 with 4 (A and B once each).
 //
 // So that no chunk load reaches outside the stretch, each row's first and last body float4
-// are summed as scalars with its head and tail (at most 7 floats at each end, 2 per lane), and
-// the loop takes body float4s 1 .. n4 - 2, whose chunks lie inside; a chunk past the stretch's
-// last one is not loaded (zeros, multiplied by zeros of A). 32-bit indices inside the stretch
-// (fewer registers): the launcher refuses stretches of 2^31 floats or more.
+// are summed as scalars with its head and tail (at most 7 floats at each end: one per lane, the
+// block having at least 32), and the loop takes body float4s 1 .. n4 - 2, whose chunks lie
+// inside; a chunk past the stretch's last one is not loaded (zeros). Where a row has no body
+// float4 k, its product for k is not added at all, rather than A's zeros times B: B may hold an
+// infinity there, and 0 * inf is NaN (torch.matmul gives the infinity, as does this function).
+// 32-bit indices inside the stretch (fewer registers): the launcher refuses stretches of more
+// than 2^31 - 4096 floats when rows share a block without B_VEC.
 template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, long long lda, int rows,
                                                   const float* __restrict__ b, long long n, int lane, int lanes,
@@ -227,17 +232,11 @@ __device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, l
         q[r] = (e + head[r]) / 4;
         d[r] = (e + head[r]) % 4;
         if (r < rows) qmin = min(qmin, q[r]);
-        // the scalar ends: floats [0, head + 4) and [head + 4 (n4 - 1), n)
+        // the scalar ends: floats [0, head + 4) and [head + 4 (n4 - 1), n), at most 7 each
         const long long lo_end = r < rows ? head[r] + 4 * min(n4, 1) : 0;
         const long long hi_start = r >= rows ? n : n4 >= 2 ? head[r] + 4 * (n4 - 1) : lo_end;
-        float s = 0.0f;
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const long long h = lane + (long long)j * lanes, t = hi_start + lane + (long long)j * lanes;
-            if (h < lo_end) s += __ldcg(ar + h) * b[h];
-            if (t < n) s += __ldcg(ar + t) * b[t];
-        }
-        sum[r] = s;
+        const long long t = hi_start + lane;
+        sum[r] = (lane < lo_end ? __ldcg(ar + lane) * b[lane] : 0.0f) + (t < n ? __ldcg(ar + t) * b[t] : 0.0f);
     }
     // A row with q = qmin + 1 and d > 0 also needs the chunk two lanes on: the same for the block.
     bool two_on = false;
@@ -245,8 +244,8 @@ __device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, l
     for (int r = 0; r < ROWS; ++r) two_on |= r < rows && q[r] > qmin && d[r] > 0;
     float acc[ROWS][LOADS] = {};
     // The trips are the same for every lane of the warp (the shuffles take the whole warp):
-    // lane 32w + l takes body float4s k = 1 + 32w + l + i * lanes for trips i while 32w + i *
-    // lanes < n / 4, and loads only those inside.
+    // lane 32w + l takes body float4s k = 1 + 32w + l + (i * LOADS + u) * lanes, u < LOADS, in
+    // trips i while 32w + i * LOADS * lanes < n / 4, and loads only those inside.
     const int bound = (int)(n / 4), step = LOADS * lanes;
 #pragma unroll 1
     for (int i0 = lane - wl, k0 = 1 + lane; i0 < bound; i0 += step, k0 += step) {
@@ -270,9 +269,11 @@ __device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, l
                 after = shfl_down4(own[u], 2);
                 if (wl >= 30) after = j + 2 <= last_chunk ? chunks[j + 2] : make_float4(0.f, 0.f, 0.f, 0.f);
             }
+            const int k = j - qmin;
 #pragma unroll
             for (int r = 0; r < ROWS; ++r)
-                acc[r][u] += dot4(av[r][u], q[r] == qmin ? window(own[u], next, d[r]) : window(next, after, d[r]));
+                if (k <= last[r])  // not 0 * B where the row has no float4 k (B may hold an infinity)
+                    acc[r][u] += dot4(av[r][u], q[r] == qmin ? window(own[u], next, d[r]) : window(next, after, d[r]));
         }
     }
 #pragma unroll
@@ -286,7 +287,7 @@ __device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long 
                                          const float* __restrict__ b, long long n, int lane, int lanes,
                                          float (&sum)[ROWS]) {
     if (B_VEC)
-        dot_rows_aligned<ROWS, LOADS, true>(a, lda, rows, b, n, lane, lanes, sum);
+        dot_rows_aligned<ROWS, LOADS>(a, lda, rows, b, n, lane, lanes, sum);
     else
         dot_rows_shuffled<ROWS, LOADS>(a, lda, rows, b, n, lane, lanes, sum);
 }

@@ -24,21 +24,24 @@
 // Shared memory has 32 banks, each 4 bytes wide (floats i and i + 32 share one), and a bank
 // serves one address per pass. With one lane per row (G = 1), the 32 lanes of a warp read the
 // same column of 32 rows: at a row stride of 32 all hit one bank, 32 passes per load. So where
-// the stride is even, row r starts its sum at column r % K and wraps. Counted from the indexing
-// (tools/explore/round13/bank-passes.txt), that takes K = 32 from 32 passes to 1, K = 16 from 16
-// to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at K = 50 it makes
-// 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63) takes about 2
-// either way. Timed (tools/explore/round14/round14.txt: this kernel with the start column as a
-// template argument, the tile sizes the rule picks): without the rotation the sum took 4.3 times
-// as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and 6,000,000 x
-// 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the rotation (2.32
-// passes counted) took 0.6% more than the plain order (1 pass); at odd K, where this kernel does
-// not rotate, a start column chosen to spread the banks took 0.4% less to 3.5% more (K = 45, 33):
-// the passes counted there are not what holds those shapes back. (With G = 4, which the rule does not use at
-// these strides, the rotation cost 11 to 16% at K = 8, 16 and 24.) Four changes together (B in shared memory
-// made the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at
-// 4,000,000 x 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against
-// MODE 0; the changes were not timed apart, so what the rotation alone did is not known). Loading the next tile with cp.async while summing
+// the stride is even, the tile's row r starts its sum at column r % K and wraps. Counted from
+// the indexing (tools/explore/round13/bank-passes.txt), that takes K = 32 from 32 passes to 1, K
+// = 16 from 16 to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at K = 50
+// it makes 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63) takes about
+// 2 either way. Timed (tools/explore/round14/round14.txt: this kernel with the start column as a
+// template argument, at the tile sizes the rule picks): without the rotation the kernel took 4.3
+// times as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and
+// 6,000,000 x 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the
+// rotation (2.32 passes counted) took 0.6% more than the plain order (1 pass); at odd K (there
+// an odd row stride, where this kernel does not rotate), a start column chosen to spread the banks took 0.4% less to 3.5%
+// more (K = 45, 33): removing the passes counted there did not pay in that timing. With G = 4,
+// which the rule does not use at these strides, the rotation took 11 to 16% more time at K = 8,
+// 16 and 24, although the count gives it fewer passes there or as many; why is not separated
+// (its extra index arithmetic is a candidate). Four changes together (B in shared memory instead
+// of read through the L1, 32-bit indices in the sum, two accumulators, and the rotation) made
+// the kernel take 23% less time at 10,000,000 x 8, 4% at 4,000,000 x 50, and 76% at 4,000,000 x
+// 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against MODE 0; round 14,
+// above, then timed the rotation alone). Loading the next tile with cp.async while summing
 // this one (a persistent grid, MODE 2 there) was slower at 6 of the 8 shapes with millions of
 // rows, and 0.6% and 1.8% faster at K = 17, 33. This file is MODE 1 as it ran there; a rewrite
 // with 32-bit indices in the loads too took 1.4 to 9.5% more time at 8 of 9 shapes and tied at
@@ -101,8 +104,8 @@ __device__ __forceinline__ void load_tile(float* tile, const TileSpan& s) {
 }
 
 // G lanes per row sum the tile's rows into C: B from shared memory (Bs, K floats), 32-bit
-// indices, two accumulators. With an even row stride, row r starts at column r % K and wraps
-// (see the top of this file). Any order is fixed per row: the same bits on every run.
+// indices, two accumulators. With an even row stride, the tile's row r starts at column r % K
+// and wraps (see the top of this file). Any order is fixed per row: the same bits on every run.
 template <int G>
 __device__ __forceinline__ void sum_rows(const float* tile, const float* Bs, const TileSpan& s, int lda, int K,
                                          float* __restrict__ C) {
@@ -146,6 +149,7 @@ extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float*
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
     const int block = p->block, G = p->variant;
+    if (G < 1 || block < 32 || block % 32 || block < G) return (int)cudaErrorInvalidValue;
     if (K > MAX_K || (block / G - 1) * lda + K > TILE_FLOATS) return (int)cudaErrorInvalidValue;
     const long long rows_per_tile = block / G;
     const unsigned grid = (unsigned)((M + rows_per_tile - 1) / rows_per_tile);

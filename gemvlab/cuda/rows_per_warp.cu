@@ -3,7 +3,7 @@
 // One block per row spends a whole block on each row. When a row is short that is waste: at
 // K = 128 a row is 32 float4s, so a block of 64 threads (stage 4's best there) leaves half its
 // threads with nothing to load, and each block starts, reduces through shared memory and ends
-// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, 5.4 times the read
+// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, 5.3 times the read
 // ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32, a power of two) takes one row: a warp
 // holds 32 / G rows and a block of 128 threads 128 / G, each lane has up to 4 independent float4
 // loads per trip, and the group adds its G sums with log2(G) shuffles, without shared memory or
@@ -37,6 +37,7 @@ extern "C" int launch_rows_per_warp(const float* A, const float* B, float* C, fl
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
     const int block = p->block, variant = p->variant;
+    if (variant < 2 || block < 32 || block % 32) return (int)cudaErrorInvalidValue;
     const long long groups_per_block = block / (variant / 2);
     const unsigned grid = (unsigned)((M + groups_per_block - 1) / groups_per_block);
     switch (variant) {

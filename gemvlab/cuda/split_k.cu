@@ -2,7 +2,7 @@
 // kernel adds the stretches of each row in a fixed order.
 //
 // One block per row, or per few rows (stages 2 to 5), needs many rows: M = 16 rows make 16 blocks, so at most 16
-// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.1 ms at M = 1,
+// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.0 ms at M = 1,
 // K = 2^26, where the read ceiling is 0.06 ms). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
@@ -21,7 +21,7 @@
 // as many bytes as A: at 3 x 50,000,001, one row per block read 1188 MB from the L2 into the
 // SMs, two rows 977 MB and four rows 819 MB, for 800 MB of A and B
 // (tools/explore/round15/counters.txt). With many rows per SM, B mostly hits in the L1 (at the
-// headline shape 43% of all L1 sectors hit, notebook 04, and A's, about half of them, never do).
+// headline shape 43% of all L1 sectors hit, notebook 03, and A's, about half of them, never do).
 // The dispatcher takes several rows per block where it splits fewer than 128 rows and B is more
 // than a quarter of the L2: 2 rows aligned like B, 4 rows otherwise, 1 load per row per trip
 // (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py).
@@ -36,6 +36,8 @@
 // reduce kernel adds a row's partials in one fixed order, so the same inputs give the same
 // bits on every run (floating-point addition is not associative: atomics, whose order
 // changes from run to run, would not).
+#include <atomic>
+
 #include "any_alignment.cuh"
 #include "launch_args.cuh"
 
@@ -69,7 +71,7 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
                              float* __restrict__ out, long long M, long long K, long long chunk,
                              int splits) {
     const long long groups = (M + ROWS - 1) / ROWS;
-    const long long g = blockIdx.x % groups, s = blockIdx.x / groups;  // 64-bit: groups * splits < 2^31
+    const long long g = blockIdx.x % groups, s = blockIdx.x / groups;  // 64-bit: r0 * lda and s * chunk pass 2^31
     const long long r0 = g * ROWS, k0 = s * chunk;
     const int rows = (int)min((long long)ROWS, M - r0);
     const long long n = min(chunk, K - k0);  // the last stretch may be shorter (or empty)
@@ -89,18 +91,22 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // adds the 32 lane sums: the same order on every run. (A block of 256 threads per row was a tie
 // or up to 2.6% slower, tools/explore/round11/round11.txt.)
 //
-// On sm_90 and later the launcher starts this kernel as a programmatic dependent launch: the GPU
-// may schedule it before split_k's last blocks end, and it waits here until their writes are
-// visible, so the gap between the two launches shrinks. On the H200 (tools/explore/round16,
-// round16.txt, each plan timed both ways in one run) the whole call took 0.4 to 2.3% less time
-// at the 11 split shapes where A and B are at least 4 times the L2 (64 x 1,000,000: 66.8 against
-// 68.3 us; 1 x 2^26: 128.8 against 130.1) and 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x
-// 2^18 (16 x 65,536: 7.3 against 8.5 us). Without the reduce at all, the first kernel alone took
-// 0.4 to 4.4% less than the whole call at those 11 shapes: the launch, more than the adding, is
-// what the reduce costs. A fused version, where the block that finishes a row's last stretch adds
-// its partials (no second launch), was slower than the two plain launches at 7 of the 11, by up
-// to 1.3%. The round's reduce read the partials with plain loads; this one reads them with
-// __ldcg, which skips the L1 (not kept coherent with other SMs' writes); not timed separately.
+// On sm_90 and later the launcher starts this kernel as a programmatic dependent launch. split_k
+// does not trigger it early, so no reduce block runs beside a split_k block: the GPU may launch
+// the reduce once split_k's last block has exited, before split_k's grid has completed and its
+// writes are flushed, and the reduce waits here until they are visible. What that saves is the
+// gap between the two grids. On the H200 (tools/explore/round16, round16.txt, each plan timed
+// both ways in one run) the whole call took 0.4 to 2.3% less time at the 11 split shapes where A
+// and B are at least 4 times the L2 (64 x 1,000,000: 66.8 against 68.3 us; 1 x 2^26: 128.8
+// against 130.1) and 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x 2^18 (16 x 65,536: 7.3
+// against 8.5 us). With split_k's blocks triggering the reduce as they start, it was no faster
+// (round16's MODE 3). Without the reduce at all, the first kernel alone took 0.4 to 4.4% less
+// than the whole call at those 11 shapes; the dependent launch recovered part of that, and what
+// is left was not split between the launch and the adding. A fused version, where the block that
+// finishes a row's last stretch adds its partials (no second launch), was slower than the two
+// plain launches at 7 of the 11, by up to 1.3%. The round's reduce read the partials with plain
+// loads; this one reads them with __ldcg, which skips the L1 (not kept coherent with other SMs'
+// writes); not timed separately.
 __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* __restrict__ C, long long M,
                                     int splits) {
 #if __CUDA_ARCH__ >= 900
@@ -115,18 +121,27 @@ __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* _
     if (row < M && lane == 0) C[row] = v;
 }
 
-// Programmatic dependent launch needs compute capability 9.0 (Hopper) or later; asked once per
-// device (a benign race: every thread computes the same answer).
+// Programmatic dependent launch needs compute capability 9.0 (Hopper) or later, and a reduce
+// compiled for it: built from PTX for an older architecture, the reduce has no wait (the
+// #if above), so it must not be launched early. Asked once per device; a failed query is not
+// kept, and the launch is then a plain one.
 static bool dependent_launch_supported() {
-    static signed char known[64] = {};  // 0: not asked yet, 1: yes, -1: no
+    static std::atomic<signed char> known[64];  // 0: not asked yet, 1: yes, -1: no
     int device = 0;
     if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= 64) return false;
-    if (!known[device]) {
+    signed char k = known[device].load(std::memory_order_relaxed);
+    if (k == 0) {
         int major = 0;
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-        known[device] = major >= 9 ? 1 : -1;
+        cudaFuncAttributes reduce = {};
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+            cudaFuncGetAttributes(&reduce, gemv_split_k_reduce) != cudaSuccess) {
+            (void)cudaGetLastError();  // clear the failed query's error
+            return false;
+        }
+        k = major >= 9 && reduce.ptxVersion >= 90 ? 1 : -1;
+        known[device].store(k, std::memory_order_relaxed);
     }
-    return known[device] > 0;
+    return k > 0;
 }
 
 // variant: ROWS * 16 + LOADS * 2 + B_VEC. With splits > 1, `partials` holds M * splits floats
@@ -136,6 +151,7 @@ extern "C" int launch_split_k(const float* A, const float* B, float* C, float* p
     const long long M = p->M, K = p->K, lda = p->lda, chunk = p->chunk;
     const int splits = p->splits, block = p->block;
     const int rows = p->variant / 16;
+    if (rows < 1 || splits < 1 || block < 32 || block % 32) return (int)cudaErrorInvalidValue;
     // dot_rows_shuffled indexes a stretch with 32-bit numbers (the rule's stretches of several
     // rows hold at most a quarter of the L2's bytes, far fewer floats than this)
     if (rows > 1 && p->variant % 2 == 0 && min(chunk, K) > (1LL << 31) - 4096) return (int)cudaErrorInvalidValue;
@@ -169,7 +185,10 @@ extern "C" int launch_split_k(const float* A, const float* B, float* C, float* p
         config.attrs = dependent;
         config.numAttrs = 1;
         cudaError_t e = cudaLaunchKernelEx(&config, gemv_split_k_reduce, (const float*)partials, C, M, splits);
-        if (e != cudaSuccess) return (int)e;
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();  // not left for the next call's check to find
+            return (int)e;
+        }
     }
     return (int)cudaGetLastError();
 }
