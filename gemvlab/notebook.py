@@ -563,7 +563,7 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
               f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
           f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
-          f"above 1 on small shapes, where fixed costs dominate both times, so bandwidth follows the bytes counted: "
+          f"above 1 on small shapes, where presumably fixed costs dominate both times, so bandwidth follows the bytes counted: "
           f"gemv counts B too, as large as A at M = 1)  [{results.label(doc)}]")
     for note in notes:
         print(f"note: {note}")

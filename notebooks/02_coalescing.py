@@ -160,7 +160,8 @@ nb.sweep_model(ctx, "coalesced")
 # partly empty, the average bytes in flight are lower, and so would be the latency they imply). Two candidates, neither measured here: the
 # latency grows under load (queueing in the memory system is the usual reason), or a warp spends time
 # between its loads that the model leaves out (its arithmetic and loop overhead; B's load is issued together
-# with A's, the SASS above, and comes from the L1 or L2, so it is a throughput candidate, not a latency one).
+# with A's, the SASS above, and is expected to come from the L1 or L2, every block reading all of it, so it is a
+# throughput candidate, not a latency one).
 # Either way, stage 2 is short of
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more
 # bytes in flight per warp.
@@ -222,8 +223,8 @@ nb.pitfall(ctx, "missing_sync")
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
 # there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
 # one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, 9 rows were
-# NaN, which finite partial sums cannot make: some of the stale bits the race read were not left by that
-# kernel (where its blocks landed is not measured). The answer
+# NaN, which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
+# bits the race read were not left by that kernel (where its blocks landed is not measured). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:
 

@@ -147,8 +147,17 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 nb.predict(ctx, "warp_shuffle")
 
 # %% [markdown]
-# At 256 threads stage 3 already had more than enough in flight, so the model expects no gain from loads in
-# flight there; it expects one only where stage 3 was short of bytes in flight: at 32 threads.
+# And for stage 3 at 32 and 64 threads, where its grid leaves fewer warps per SM (before the measurements
+# below):
+
+# %%
+nb.predict(ctx, "vectorized", 32)
+nb.predict(ctx, "vectorized", 64)
+
+# %% [markdown]
+# At 256 threads stage 3 already had more than enough in flight (its prediction earlier in this notebook), so
+# the model expects no gain from loads in flight there. At 64 threads it predicts the read ceiling for stage 3
+# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight (the lines above).
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -236,9 +245,9 @@ print()
 nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
-# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays, because the few
-# busy SMs must each keep more bytes in flight (1.74x and 1.68x; expected from Little's law with few SMs
-# busy, and the model for these steps is not printed here). `__ldcg` took 0.5 to 0.8% more time at M = 16
+# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.74x and 1.68x).
+# A candidate, not computed here: with 16 busy SMs, each must keep more bytes in flight for the same
+# bandwidth (Little's law per SM), and more loads per thread are what adds them. `__ldcg` took 0.5 to 0.8% more time at M = 16
 # (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.8% drift
 # between two timings (below; measured at the headline shape and applied here); at M = 128 with 1024
 # threads the quartiles overlap. Ties, all four.
@@ -294,9 +303,9 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 5.4% more time
 # than 2 at 128 threads (2.027 against 1.923 ms, beyond the ± ranges); at 32 they take 0.9% less (2.244
-# against 2.264), beyond the ranges and at the edge of the 0.8% drift, which the SASS count does not
-# explain; at 256 they take 0.7% more, beyond the ranges but within the drift; at 64, 512 and 1024 the
-# ranges overlap. Ties, except at 128. The model (below; one fitted input, notebook 01's L1 line rate,
+# against 2.264), beyond the ranges and just beyond the 0.8% drift: a difference in this run, which the
+# SASS count does not explain; at 256 they take 0.7% more, beyond the ranges but within the drift, and at
+# 64, 512 and 1024 the ranges overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate,
 # which adds 8 ns of L1 time to the 324-ns memory latency in each round here; shown after the sweep)
 # gives 1.2% more time for 4 loads at 512 threads, from a sixth wave that is 17% full and keeps too few
 # bytes in flight to read at the ceiling (the wave-by-wave view at the end of the model cell below); the

@@ -60,7 +60,7 @@ nb.two_numbers(ctx)
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
 # reusing B could save mostly L2 and L1 traffic (expected; the counters further down show stage 5's L1
 # sectors falling but its L2 sectors rising, at 1024 threads against stage 4's 256). The memory bytes it could save are B's re-reads from DRAM: in
-# the counters further down, each kernel reads 23 to 59 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
+# the counters further down, each kernel reads 23 to 54 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -160,9 +160,10 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 1% of it at the headline and at 1024 × 262,144 (1.928
-#   against 1.919 ms, 0.244 against 0.242; the guide calls the first a tie, their quartiles overlapping,
-#   though it does not print them, and not the second), and trails by about 5% at 8192² (0.066 against
-#   0.063 ms) and 4% at 16384² (0.246 against 0.237).
+#   against 1.919 ms, 0.244 against 0.242): ties, the first because the quartiles overlap (the guide says
+#   so; notebook 03 prints them beside the drift), the second because 0.8% is within the 0.8% drift
+#   between two timings (notebook 03). It trails by about 5% at 8192² (0.066 against 0.063 ms) and 4% at
+#   16384² (0.246 against 0.237).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
@@ -241,7 +242,7 @@ for row in (2047, 2048):
 nb.pitfall(ctx, "int32_offsets")
 
 # %% [markdown]
-# Every gemvlab kernel computes offsets in 64-bit (`(long long)blockIdx.x * K`); the GPU tests in
+# Every gemvlab kernel computes its row offsets in 64-bit (`(long long)blockIdx.x * K`); the GPU tests in
 # `tests/` (not run in this notebook) check the last row at M = 2049.
 
 # %% [markdown]
@@ -259,6 +260,11 @@ nb.spread(ctx)
 nb.compare_rows(ctx.doc, "warp_shuffle", "multirow")
 
 # %% [markdown]
+# They tie, and both measured 1.02 times the model's time (the look-back above). The assumption that fails
+# is the one notebook 03 names: a kernel reading A at the read ceiling is taken to pay nothing for B's
+# re-reads from the L1 and L2, its reduction or its launch. Which of these makes the 2% is not separated
+# here.
+#
 # ## The whole story
 #
 # Every stage at its best block size at the headline shape, torch.matmul (cuBLAS) and the read ceiling,
@@ -274,7 +280,9 @@ _ = plots.plot_stages(ctx.doc)
 # From stage 1 to stage 3 the kernel became tens of times faster by changing how threads touch memory, not
 # how much arithmetic they do: first one block per row, so that 2048 blocks give every SM its 64 warps
 # (stage 1 had 64 warps in all, and its warps read 32 lines per load), then float4 loads, so that each warp
-# keeps four times the bytes in flight. From there on the stages sit within
+# keeps four times the bytes in flight. That is the model's account, and the measurements follow it; each
+# change also altered other things (32 lines per load instruction down to 1, four times fewer load
+# instructions and loop trips), not separated here. From there on the stages sit within
 # a few percent of the read ceiling at this shape (the *of ceiling* column), and the *vs torch* column says
 # how they compare with cuBLAS. The later stages show their worth where the shape is hard: small blocks
 # (stage 4's loads in flight, notebook 03) and short rows (stage 5, the shape sweep above).

@@ -99,8 +99,9 @@ nb.show_source("split_k")
 # below). The rule takes several rows per block for fewer than 128 rows when B is more than a quarter of
 # the L2: two where the rows are aligned like B, four otherwise (the measurements that chose this are
 # beside `SHARE_B_ROWS` in `gemvlab/dispatch.py`, from explorations not re-run here). On GPUs of compute
-# capability 9.0 and later the reduce is a programmatic dependent launch, which the GPU may schedule
-# before the first kernel ends (the file's comment gives what that saved in an exploration). The model
+# capability 9.0 and later the reduce is a programmatic dependent launch: the GPU may launch it once the
+# first kernel's last block has exited, before that grid is complete, and it waits there until the partial
+# sums are visible (the file's comment gives what that saved in an exploration). The model
 # for the plan the rule makes at M = 16 (two rows per block) and at M = 1, printed with the record's
 # times (M = 16 from the explorer's table below, M = 1, a shape the explorer does not time, from the
 # sweep's; one run). Not blind: the rule's constants were tuned in explorations on the H200, and the
@@ -171,9 +172,9 @@ nb.show_source("rows_per_warp")
 # So a block loads the stretch that holds its rows the way the read ceiling reads A (flat float4s, 512
 # contiguous bytes per warp load), into shared memory, and after a barrier sums each row from there.
 # Shared memory has 32 banks; the file's comment says how the sum rotates each row's starting column to
-# spread a warp's lanes over them (it cuts the passes per load at strides 8, 16, 32 and 64, and adds them at
-# K = 50 with 2 lanes per row, 1 to 2.32: counted from the indexing, not measured), and what its four changes
-# did together in the explorations (not timed apart). `gemvlab/cuda/row_tiles.cu`:
+# spread a warp's lanes over them, the bank passes per load that removes (counted from the indexing), and
+# what it did in an exploration that timed it (not re-run here): without it, at an even row stride with
+# one lane per row, the kernel took up to 4.3 times as long. `gemvlab/cuda/row_tiles.cu`:
 
 # %%
 nb.show_source("row_tiles")
