@@ -562,9 +562,9 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
         print(f"{M:>9}{K:>11}  {g['chosen'][:37]:<38}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
               f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
-          f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (which counts A alone; "
-          f"above 1 on small shapes, where presumably fixed costs dominate both times, so bandwidth follows the bytes counted: "
-          f"gemv counts B too, as large as A at M = 1)  [{results.label(doc)}]")
+          f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (the ceiling's counts A alone, "
+          f"gemv's B and C too, as many bytes as A at M = 1, so the ratio can pass 1; on small shapes presumably fixed "
+          f"costs dominate both times; within about 1% of 1 it is a tie with the ceiling)  [{results.label(doc)}]")
     for note in notes:
         print(f"note: {note}")
 
@@ -845,11 +845,11 @@ def twice(doc: dict) -> None:
               f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")
     drift = results.run_drift(doc)
     if drift is not None:
-        print(f"the ratio between two of gemvlab's kernels (or the read ceiling) moved by up to {drift:.1%} "
+        print(f"the ratio between two of gemvlab's kernels (or the read ceiling) moved by up to {drift:.2%} "
               f"between the two")
         tight = results.run_drift(doc, max_spread=0.01)
         if tight is not None and tight < drift:
-            print(f"among those whose quartiles are under 1% wide in both timings, by up to {tight:.1%}")
+            print(f"among those whose quartiles are under 1% wide in both timings, by up to {tight:.2%}")
 
 
 def naive_with_thread_latency(ctx: Context) -> None:

@@ -52,7 +52,7 @@ def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
         return f"{ratio:{spec}}x"
     if quartiles_overlap(before, after):
         return f"tie ({ratio:.3f}x, quartiles overlap)"
-    small = (f", within the {drift:.1%} by which ratios moved between two timings in the record"
+    small = (f", within the {drift:.2%} by which ratios moved between two timings in the record"
              if within_drift(ratio, drift) else "")
     return f"{ratio:{spec}}x faster{small}" if ratio > 1 else f"{1 / ratio:{spec}}x slower{small}"
 
@@ -101,7 +101,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
     lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median and quartiles of >= "
                  f"{doc['timer']['min_launches']} launches ({doc['timer']['name']}); step: against the "
                  f"stage above, 'tie' where the quartiles overlap"
-                 + (f", '~' where the step is within the {drift:.1%} by which ratios moved between two timings "
+                 + (f", '~' where the step is within the {drift:.2%} by which ratios moved between two timings "
                     f"in this run (not shown to repeat)" if marked else "")
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
     lines.append(f"source: {results.label(doc)}")

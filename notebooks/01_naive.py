@@ -276,8 +276,8 @@ nb.pitfall(ctx, "launch_blocking")
 # %% [markdown]
 # And `compute-sanitizer` (memcheck) names the kernel, the thread, the block and the address. Under it the
 # program sees a third error code, 719 (*unspecified launch failure*): the sanitizer checks each access
-# itself, reports the bad accesses it catches (the first few are shown), and ends the kernel, so the program
-# is told only that the launch failed.
+# itself, reports the bad accesses it catches (the first few are shown), and, as its documentation
+# describes, ends the kernel, so the program is told only that the launch failed (the code it sees, above).
 
 # %%
 nb.pitfall(ctx, "sanitizer")

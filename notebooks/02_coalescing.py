@@ -184,8 +184,8 @@ nb.pitfall(ctx, "smem_too_small")
 # %% [markdown]
 # Threads 256 to 1023 wrote outside the block's shared memory and the kernel faulted: with 256 threads the
 # same kernel is right. compute-sanitizer names bad writes, with their threads and addresses (the first few
-# it reports are shown; as in notebook 01, the program then sees error 719, because the sanitizer ended the
-# kernel):
+# it reports are shown; as in notebook 01, the program then sees error 719: the sanitizer ends the kernel, as
+# its documentation describes):
 
 # %%
 nb.pitfall(ctx, "smem_sanitizer")

@@ -108,12 +108,19 @@ except lab.GemvInputError as e:
 
 # %% [markdown]
 # A column slice such as `A[:, 1:]` is not even contiguous (its rows are K + 1 floats apart), and is refused
-# for every stage (the scalar stages need contiguous rows too; the dispatcher of notebook 05 takes it). And
+# for every stage (the scalar stages need contiguous rows too; every stage runs the same check, here for
+# stage 1; the dispatcher of notebook 05 takes it). And
 # when K % 4 != 0, row r starts at byte 4·r·K, which is a multiple of 16 only for every fourth row (every
 # second when K % 4 == 2): gemvlab refuses it for the float4 stages and offers `lab.pad_k`, which pads K with zeros (zeros add
 # nothing to a dot product; the price is a copy of A). The scalar stages take any K, and so does the
 # dispatcher (`lab.gemv(A, B)` without a stage, notebook 05), which reads the unaligned part of each row
 # one float at a time.
+
+# %%
+try:
+    lab.kernels.check_inputs(torch.rand(16, 4097)[:, 1:], torch.rand(4096), "naive", 256, 0, require_cuda=False)
+except lab.GemvInputError as e:
+    print("GemvInputError:", e)
 
 # %%
 A = torch.rand(16, 4099)
@@ -147,17 +154,19 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 nb.predict(ctx, "warp_shuffle")
 
 # %% [markdown]
-# And for stage 3 at 32 and 64 threads, where its grid leaves fewer warps per SM (before the measurements
-# below):
+# And for stage 3 at 32 and 64 threads, where its grid leaves fewer warps per SM, and stage 4 at 32 (before
+# the measurements below):
 
 # %%
 nb.predict(ctx, "vectorized", 32)
 nb.predict(ctx, "vectorized", 64)
+nb.predict(ctx, "warp_shuffle", 32)
 
 # %% [markdown]
 # At 256 threads stage 3 already had more than enough in flight (its prediction earlier in this notebook), so
 # the model expects no gain from loads in flight there. At 64 threads it predicts the read ceiling for stage 3
-# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight (the lines above).
+# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.684 ms predicted for
+# stage 3 and 1.882 for stage 4 there (the lines above).
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -225,16 +234,19 @@ nb.steps_table(ctx.recorded, M=2048)
 # %% [markdown]
 # Read it line by line, against the quartiles:
 # - **The shuffle reduction** ties with stage 3's tree at every block size measured here (32 to 256): a
-#   block reduces once, at the end of a 4 MiB row, so the tree's barriers cost next to nothing at this shape.
+#   block reduces once, at the end of a 4 MiB row: at this shape the two reductions cost the same, within
+#   the quartiles (what either costs alone is not measured).
 # - **Two loads in flight** is the large step at 32 and 64 threads. At 32 threads the model said stage 3 was
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
 #   is 1.02x (1.6% less time), beyond the quartiles and beyond how far ratios moved between two timings in
-#   the same record (the drift, 0.8%, printed below; two passes at the headline shape, not independent
-#   runs); at 256 it is 0.6% slower, beyond the quartiles but within the drift: a tie.
+#   the same record (the drift, 0.84%, printed below; two passes at the headline shape, not independent
+#   runs), where the model expected none (stage 3 at the read ceiling at 128 threads: its sweep below); the
+#   assumption that fails is again notebook 02's fixed round per load. At 256 it is 0.6% slower, beyond the
+#   quartiles but within the drift: a tie.
 # - **`__ldcg`** takes 3.4%, 1.6%, 2.0% and 1.5% less time at 32, 64, 128 and 256 threads, each beyond the
-#   quartiles and beyond that 0.8%. One record shows it; it was not repeated in another.
+#   quartiles and beyond that 0.84%. One record shows it; it was not repeated in another.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -248,7 +260,7 @@ nb.steps_table(ctx.recorded, M=128)
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.74x and 1.68x).
 # A candidate, not computed here: with 16 busy SMs, each must keep more bytes in flight for the same
 # bandwidth (Little's law per SM), and more loads per thread are what adds them. `__ldcg` took 0.5 to 0.8% more time at M = 16
-# (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.8% drift
+# (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.84% drift
 # between two timings (below; measured at the headline shape and applied here); at M = 128 with 1024
 # threads the quartiles overlap. Ties, all four.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
@@ -262,7 +274,7 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.8%: the
+# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.84%: the
 # figure the verdicts in this notebook use. Two timings in one record are not independent runs, so a step
 # that holds within a run is a measured difference for that run; to trust it across runs, repeat the
 # comparison.
@@ -303,7 +315,7 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 5.4% more time
 # than 2 at 128 threads (2.027 against 1.923 ms, beyond the ± ranges); at 32 they take 0.9% less (2.244
-# against 2.264), beyond the ranges and just beyond the 0.8% drift: a difference in this run, which the
+# against 2.264), beyond the ranges and just beyond the 0.84% drift: a difference in this run, which the
 # SASS count does not explain; at 256 they take 0.7% more, beyond the ranges but within the drift, and at
 # 64, 512 and 1024 the ranges overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate,
 # which adds 8 ns of L1 time to the 324-ns memory latency in each round here; shown after the sweep)

@@ -122,8 +122,9 @@ for M, K in ((16, 16777216), (1, 67108864)):
 # float4 loads need 16-byte aligned addresses. With K = 4099, row r starts at byte 4 · 4099 · r: only every
 # fourth row is aligned. A view such as `A[:, 1:]` starts mid-row. The dispatcher's kernels cut each
 # stretch into a scalar head up to the first 16-byte boundary, a float4 body, and a scalar tail
-# (`gemvlab/cuda/any_alignment.cuh`, included by `split_k` and `rows_per_warp`). In the source, the head's and tail's
-# floats are loaded before the body's first trip and added after it, and the body's last trip loads what
+# (`gemvlab/cuda/any_alignment.cuh`, included by `split_k` and `rows_per_warp`). In the source of one row's
+# dot product (and of several rows aligned like B), the head's and tail's floats are loaded before the
+# body's first trip and added after it, and the body's last trip loads what
 # is left with predicated loads. As compiled, the head and tail are one wait for memory before the body,
 # where the plain version is expected (its SASS was not read) to have one before and one after it (the
 # file's comment says how the compiled version was read; not printed here). The file's comment gives what the two
@@ -201,7 +202,8 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
 #   With more data, a group's load instruction should cover at least 128 contiguous bytes of its row
-#   (G ≥ 8), with about 32 floats per lane. Rows under 96 floats get 4 lanes.
+#   (G ≥ 8), with about 32 floats per lane where K allows (16 at K = 128, where 8 lanes is the minimum).
+#   Rows under 96 floats get 4 lanes.
 # - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
 #   fewer). Otherwise they are split into stretches for about four waves, but no stretch is shorter than
@@ -258,9 +260,9 @@ nb.dispatch_misses(ctx.recorded)
 #   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`; not re-run here). What holds
 #   it back is not separated.
 # - **2,000,000 × 45** (0.891): row tiles. Its tiles hold 2,880 of 4,096 floats (64 rows of 45), against
-#   3,200 at 4,000,000 × 50 (0.921). An exploration (its numbers are in `row_tiles.cu`'s comment) found
-#   that the shared-memory bank passes counted at odd K are not what holds such shapes back; what does
-#   is not separated.
+#   3,200 at 4,000,000 × 50 (0.921). In an exploration (its numbers are in `row_tiles.cu`'s comment), a
+#   start column that removes the shared-memory bank passes counted at odd K did not pay (a tie at K = 45,
+#   3.5% slower at K = 33); whether bank passes limit these shapes is not separated, nor what does.
 #
 # In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
 # Python is another matter: the next section). One is slower in the median, 1024 × 1,048,576 (0.9684
@@ -316,8 +318,9 @@ nb.shape_slider(ctx)
 # %% [markdown]
 # ## Looking back
 #
-# The model's time for each chosen plan, plus a fixed cost per launch (taken from the explorer's smallest
-# shape, in the same run, so not an independent input), beside the sweep's measurement:
+# Not a blind test: the model's times for the sweep are printed here, after the measurements above, and its
+# cost per launch comes from the explorer's smallest shape in the same run. A consistency check, then: the
+# model's time for each chosen plan, plus that cost per launch, beside the sweep's measurement:
 
 # %%
 nb.dispatch_look_back(ctx)
@@ -325,11 +328,15 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.08 times its time (the ratio column). The largest is at 4096 × 4099 (1.08), a 21-us shape where the
-# assumed 4.4 us per launch weighs heavily. The aligned 4096 × 4096 took 0.0205 ms in the explorer table
-# against 0.0207 ms for 4096 × 4099 in the sweep, quartiles overlapping: a tie, so this run does not show
-# the 8% to be the odd K's; it is not separated. Next is 2,097,152 × 128 (1.03). The model's times for the
-# two shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM limit
-# and no cost for rows that do not start aligned, so it could not account for them.
+# assumed 4.4 us per launch weighs heavily: the assumption that fails there is a fixed cost per launch
+# (taken from one tiny shape) plus nothing per block. The aligned 4096 × 4096 took 0.0205 ms in the explorer
+# table against 0.0207 ms for 4096 × 4099 in the sweep, quartiles overlapping: a tie, so this run does not
+# show the 8% to be the odd K's. Next is 2,097,152 × 128 (1.03), where the model has no cost per block
+# either (notebook 04's short rows). At 16384 × 16384 the measurement is 0.25% under the model (0.2390
+# against 0.2396 ms), which a read-ceiling-bound model should not allow: within the 0.84% drift, a tie,
+# or a launch cost counted too high there. The model's times for the two shapes that miss their bar
+# (above) are not printed here; it has no per-block cost, no per-SM limit and no cost for rows that do
+# not start aligned, so it could not account for them.
 #
 # ## Exercise
 #

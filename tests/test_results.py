@@ -119,6 +119,6 @@ def test_step_verdict_marks_steps_within_the_drift():
     before = {"ms": 1.006, "q25_ms": 1.004, "q75_ms": 1.008}
     after = {"ms": 1.000, "q25_ms": 0.998, "q75_ms": 1.002}
     assert step_verdict(before, after) == "1.006x faster"
-    assert "within the 0.7%" in step_verdict(before, after, 0.007)
+    assert "within the 0.70%" in step_verdict(before, after, 0.007)
     assert "within" not in step_verdict(before, after, 0.005)
     assert step_verdict(before, {"ms": 1.005, "q25_ms": 1.003, "q75_ms": 1.007}, 0.007).startswith("tie")

@@ -37,7 +37,9 @@
 // Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
 // registers, so 2048 threads fit; at LOADS = 4 it needs 40, and registers are
 // handed out per warp in each quarter of the SM (16,384 per quarter, 1,280 per
-// warp: 12 warps), so 48 warps, 1536 threads, fit. Fewer resident blocks means
+// warp: 12 warps), so 48 warps, 1536 threads, fit (for blocks of 64 to 512
+// threads: at 32 threads the 32-block limit and at 1024 whole blocks leave 32
+// warps; notebook 03's occupancy table). Fewer resident blocks means
 // more waves of blocks, and a last wave that can be nearly empty: notebook 03
 // computes both for each block size.
 #include <cuda_runtime.h>

@@ -9,8 +9,10 @@
 //         (LDG.E.128, and of B too where B_VEC, below; how many ptxas issues before their
 //         first use, the SASS says);
 //   tail: the 0 to 3 floats after the last whole float4.
-// In the source, the head's and tail's loads are written first, before the body's first trip,
-// and their products added after the body. Written the plain way, as a loop before the body and
+// In the source of dot_stretch and dot_rows_aligned, the head's and tail's loads are written
+// first, before the body's first trip, and their products added after the body
+// (dot_rows_shuffled, at the end of this file, sums its wider ends, up to 7 floats each, before
+// its body; its comment says why its ends are wider). Written the plain way, as a loop before the body and
 // a loop after it, each would be a wait for memory of its own (expected from the source's order;
 // the plain version's SASS was not read): the head's multiply needs its load before the body
 // starts, and the tail's loads go out only after the body's last trip. The body's last trip
@@ -25,9 +27,9 @@
 // configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96
 // and 4% less at 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2
 // loads, it was a tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no
-// head or tail, so there the gain most likely comes from the predicated last trip (a lane's
-// float4s issued in one trip rather than one at a time; registers and scheduling changed too,
-// not compared).
+// head or tail, so there the predicated last trip is the candidate for the gain (a lane's
+// float4s issued in one trip rather than one at a time); registers and scheduling changed too,
+// not compared.
 //
 // B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary as
 // every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.

@@ -7,8 +7,8 @@
 // neither the caches' neighbours nor a prefetcher help; __ldcg does not cache in the L1 (the
 // load still passes through it), so a line the chain comes back to cannot hit there. With a buffer
 // four times the L2, at most about a quarter of the lines can still be in the L2 when the chain
-// comes back to them (an estimate from the sizes, not measured); over all of A (8 GiB), at most
-// 1%: that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
+// comes back to them (an estimate from the sizes, not measured); over 8 GiB, at most 0.7% (60
+// MiB of 8 GiB): that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
 // also miss in the address translation caches (TLB), which loads streaming through A mostly do
 // not: not separated here, so this latency may be an overestimate for coalesced loads. With a
 // buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) stands in for

@@ -32,9 +32,12 @@
 // template argument, at the tile sizes the rule picks): without the rotation the kernel took 4.3
 // times as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and
 // 6,000,000 x 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the
-// rotation (2.32 passes counted) took 0.6% more than the plain order (1 pass); at odd K (there
-// an odd row stride, where this kernel does not rotate), a start column chosen to spread the banks took 0.4% less to 3.5%
-// more (K = 45, 33): removing the passes counted there did not pay in that timing. With G = 4,
+// rotation (2.32 passes counted) and the plain order (1 pass) tied (0.6% apart, beyond their
+// quartiles but within the 0.84% drift between two timings of one record, notebook 03); the
+// rotation is kept there, one rule for every even stride. At odd K (there an odd row stride,
+// where this kernel does not rotate), a start column chosen to spread the banks tied at K = 45
+// and took 3.5% more time at K = 33: removing the passes counted there did not pay in that
+// timing; whether bank passes limit those shapes at all is not separated. With G = 4,
 // which the rule does not use at these strides, the rotation took 11 to 16% more time at K = 8,
 // 16 and 24, although the count gives it fewer passes there or as many; why is not separated
 // (its extra index arithmetic is a candidate). Four changes together (B in shared memory instead
@@ -82,7 +85,7 @@ __device__ __forceinline__ TileSpan tile_span(const float* A, long long lda, lon
 // used, then stored to shared memory.
 __device__ __forceinline__ void load_tile(float* tile, const TileSpan& s) {
     const int t = threadIdx.x;
-    float4* tile4 = reinterpret_cast<float4*>(tile + s.off + s.head);  // off + head is 0 or 4: aligned
+    float4* tile4 = reinterpret_cast<float4*>(tile + s.off + s.head);  // off + head is 0 or 4 (aligned) where n4 > 0
     const float4* span4 = reinterpret_cast<const float4*>(s.span + s.head);
     const float h = t < s.head ? __ldcg(s.span + t) : 0.0f;
     const float e = s.tail + t < s.n ? __ldcg(s.span + s.tail + t) : 0.0f;

@@ -4,14 +4,16 @@
 // K = 128 a row is 32 float4s, so a block of 64 threads (stage 4's best there) leaves half its
 // threads with nothing to load, and each block starts, reduces through shared memory and ends
 // for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, 5.3 times the read
-// ceiling). Here a group of G lanes (G = 1, 2, 4, ... 32, a power of two) takes one row: a warp
-// holds 32 / G rows and a block of 128 threads 128 / G, each lane has up to 4 independent float4
-// loads per trip, and the group adds its G sums with log2(G) shuffles, without shared memory or
-// a barrier. The dispatcher picks G from K and from how much data there is (gemvlab/dispatch.py,
-// rows_lanes): when the whole matrix fits in one trip of the GPU's resident threads, as few
-// trips per lane as G <= 32 allows (one up to K = 512, two at K = 1024); else at least 8 lanes
-// (4 for rows under 96 floats), so that a group's load instruction covers 128 contiguous bytes
-// of its row where the row allows, and about 32 floats per lane.
+// ceiling: notebook 04's shape table). Here a group of G lanes (G = 1, 2, 4, ... 32, a power of
+// two) takes one row: a warp holds 32 / G rows and a block of 128 threads 128 / G, each lane
+// writes up to 4 independent float4 loads per trip in the source (how many ptxas issues before
+// their first use, notebook 05's build report says), and the group adds its G sums with log2(G)
+// shuffles, without shared memory or a barrier. The dispatcher picks G from K and from how much
+// data there is (gemvlab/dispatch.py, rows_lanes): when the whole matrix fits in one trip of the
+// GPU's resident threads, as few trips per lane as G <= 32 allows (one up to K = 512, two at K =
+// 1024); else at least 8 lanes (4 for rows under 96 floats), so that a group's load instruction
+// covers 128 contiguous bytes of its row where the row allows, and otherwise G nearest K / 32,
+// about 32 floats per lane (fewer where the minimum of 8 lanes holds: 16 at K = 128).
 //
 // Rows may start anywhere (any_alignment.cuh): K % 4 != 0 and views that start mid-row take
 // the same path, with a scalar head and tail per row.

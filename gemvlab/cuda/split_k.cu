@@ -3,7 +3,7 @@
 //
 // One block per row, or per few rows (stages 2 to 5), needs many rows: M = 16 rows make 16 blocks, so at most 16
 // of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.0 ms at M = 1,
-// K = 2^26, where the read ceiling is 0.06 ms). Splitting K into SPLITS stretches makes
+// K = 2^26, where the read ceiling is 0.06 ms: notebook 04's shape table). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
@@ -27,10 +27,11 @@
 // (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py).
 //
 // Block b works on stretch s = b / G of row group g = b % G (G = ceil(M / ROWS) groups): the G
-// consecutive blocks of one stretch run at about the same time, so the blocks resident at one
-// moment (1056 on the H200 with one row per block) cover a window of about 1056 / G stretches of B, which the L2 can
-// hold for all the rows sharing it even when B (K floats) is larger than the L2 itself (the
-// intent; not measured with counters here).
+// consecutive blocks of one stretch are expected to run at about the same time (blocks are
+// expected to start in about their index order; not measured), so the blocks resident at one
+// moment (1056 on the H200 with one row per block) cover a window of about 1056 / G stretches of
+// B, which the L2 can hold for all the rows sharing it even when B (K floats) is larger than the
+// L2 itself (the intent; not measured with counters here).
 //
 // Deterministic: no float atomics. Each stretch's sum goes to partials[r * SPLITS + s]; the
 // reduce kernel adds a row's partials in one fixed order, so the same inputs give the same
@@ -96,17 +97,18 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // the reduce once split_k's last block has exited, before split_k's grid has completed and its
 // writes are flushed, and the reduce waits here until they are visible. What that saves is the
 // gap between the two grids. On the H200 (tools/explore/round16, round16.txt, each plan timed
-// both ways in one run) the whole call took 0.4 to 2.3% less time at the 11 split shapes where A
-// and B are at least 4 times the L2 (64 x 1,000,000: 66.8 against 68.3 us; 1 x 2^26: 128.8
-// against 130.1) and 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x 2^18 (16 x 65,536: 7.3
-// against 8.5 us). With split_k's blocks triggering the reduce as they start, it was no faster
-// (round16's MODE 3). Without the reduce at all, the first kernel alone took 0.4 to 4.4% less
-// than the whole call at those 11 shapes; the dependent launch recovered part of that, and what
-// is left was not split between the launch and the adding. A fused version, where the block that
-// finishes a row's last stretch adds its partials (no second launch), was slower than the two
-// plain launches at 7 of the 11, by up to 1.3%. The round's reduce read the partials with plain
-// loads; this one reads them with __ldcg, which skips the L1 (not kept coherent with other SMs'
-// writes); not timed separately.
+// both ways in one run, round-robin) the whole call took less time at 5 of the 11 split shapes
+// where A and B are at least 4 times the L2, beyond the quartiles and the 0.84% drift between two
+// timings (0.9 to 2.3%: 64 x 1,000,000, 66.8 against 68.3 us; 1 x 2^26, 128.8 against 130.1), tied
+// at the other 6, and took 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x 2^18 (16 x 65,536: 7.3
+// against 8.5 us). With split_k's blocks triggering the reduce as they start it was no faster
+// (round16's MODE 3). Without the reduce at all, the first kernel alone took 1.2 to 4.4% less than
+// the whole call at 10 of those 11 shapes (a tie at the 11th); the dependent launch recovered part
+// of that, and what is left was not split between the launch and the adding. A fused version,
+// where the block that finishes a row's last stretch adds its partials (no second launch), was no
+// better than the two plain launches: faster at 2 of the 11 (1.1 and 1.6%), slower at 2 (1.1 and
+// 1.3%), tied at 7. The round's reduce read the partials with plain loads; this one reads them
+// with __ldcg, which skips the L1 (not kept coherent with other SMs' writes); not timed separately.
 __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* __restrict__ C, long long M,
                                     int splits) {
 #if __CUDA_ARCH__ >= 900
