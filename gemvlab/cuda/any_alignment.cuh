@@ -39,7 +39,8 @@
 // tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). Nor, for one row, was one aligned float4
 // per lane with the next taken from the neighbouring lane by a shuffle (tools/explore/round15,
 // round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
-// at 4096 x 4099), 0.6 to 3.9% less at 7 and tied at 1; rows_per_warp took 1.6 to 5.5% more at 5
+// at 4096 x 4099), 1.5 to 3.9% less at 5, and tied at 3 (within the quartiles or the 0.84% drift
+// between two timings of one record); rows_per_warp took 1.6 to 5.5% more at 5
 // of 7 shapes and tied at 2. Where several rows share a block, one such load of B serves every
 // row, and that is taken: dot_rows_shuffled, at the end of this file. A head that runs on to the
 // next 128-byte line, so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was
