@@ -243,7 +243,7 @@ nb.steps_table(ctx.recorded, M=2048)
 #   is 1.02x (1.6% less time), beyond the quartiles and beyond how far ratios moved between two timings in
 #   the same record (the drift, 0.84%, printed below; two passes at the headline shape, not independent
 #   runs), where the model expected none (stage 3 at the read ceiling at 128 threads: its sweep below); the
-#   assumption that fails is again notebook 02's fixed round per load. At 256 it is 0.6% slower, beyond the
+#   assumption this points at is again notebook 02's fixed round per load (a candidate, not separated). At 256 it is 0.6% slower, beyond the
 #   quartiles but within the drift: a tie.
 # - **`__ldcg`** takes 3.4%, 1.6%, 2.0% and 1.5% less time at 32, 64, 128 and 256 threads, each beyond the
 #   quartiles and beyond that 0.84%. One record shows it; it was not repeated in another.

@@ -328,11 +328,11 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.08 times its time (the ratio column). The largest is at 4096 × 4099 (1.08), a 21-us shape where the
-# assumed 4.4 us per launch weighs heavily: the assumption that fails there is a fixed cost per launch
-# (taken from one tiny shape) plus nothing per block. The aligned 4096 × 4096 took 0.0205 ms in the explorer
+# assumed 4.4 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
+# (taken from one tiny shape) and no cost per block; which one fails is not separated. The aligned 4096 × 4096 took 0.0205 ms in the explorer
 # table against 0.0207 ms for 4096 × 4099 in the sweep, quartiles overlapping: a tie, so this run does not
-# show the 8% to be the odd K's. Next is 2,097,152 × 128 (1.03), where the model has no cost per block
-# either (notebook 04's short rows). At 16384 × 16384 the measurement is 0.25% under the model (0.2390
+# show the 8% to be the odd K's. Next is 2,097,152 × 128 (1.03), a shape of many short rows, where the
+# model's missing cost per block is again the candidate (notebook 04's short rows). At 16384 × 16384 the measurement is 0.25% under the model (0.2390
 # against 0.2396 ms), which a read-ceiling-bound model should not allow: within the 0.84% drift, a tie,
 # or a launch cost counted too high there. The model's times for the two shapes that miss their bar
 # (above) are not printed here; it has no per-block cost, no per-SM limit and no cost for rows that do
