@@ -339,8 +339,14 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     row_start = "every row starts 16-byte aligned" if rows_aligned_alike and a_mod16 == 0 else (
         "rows start at different offsets from a 16-byte boundary" if not rows_aligned_alike else
         f"rows start {a_mod16} bytes past a 16-byte boundary")
-    why.append(f"{row_start}: float4 body with a scalar head and tail per row; B read as "
-               + ("float4s (aligned where A's rows are)" if b_vec else "scalars (not aligned where A's rows are)"))
+
+    def alignment(shuffled: bool = False) -> str:
+        return (f"{row_start}: float4 body with a scalar head and tail per row; B read as "
+                + ("float4s (aligned where A's rows are)" if b_vec else
+                   "float4s shifted into place by warp shuffles (not aligned where A's rows are)" if shuffled else
+                   "scalars (not aligned where A's rows are)"))
+
+    why.append(alignment())
     limits = device.limits
     tile = next((t for t in TILE_ROWS if tile_fits(t[0], K, lda)), None)
     if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
@@ -363,8 +369,7 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     rows, loads = 1, LOADS
     if splits > 1 and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
         rows, loads = (SHARE_B_ROWS, SHARE_B_LOADS) if b_vec else (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED)
-        if not b_vec:  # not the scalar loads of B the first reason names
-            why[0] = why[0].replace("B read as scalars", "B read as float4s shifted into place by warp shuffles")
+        why[0] = alignment(shuffled=not b_vec)
         bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, split_k_variant(rows, loads, b_vec), limits).blocks_per_sm
         slots = device.sms * bps
         splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows)
