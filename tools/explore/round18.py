@@ -16,6 +16,16 @@ blocks with 2 loads (spills) it was the slowest. Of the 7 shapes, it beat the ru
 quartiles only at 1,024 x 262,147 (round 15's 56-register version, 2.7% less time) and
 128 x 2,097,153 (2 loads at 5 blocks per SM, 0.8% less). Not adopted.
 
+Then the stall reasons (round18/counters-stalls.txt, ncu, gemvlab's split_k as the rule runs it,
+one launch after a warm-up; the command is round15_counters.py's with these metrics:
+--kernel-name regex:"^gemv_split_k$" --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,
+smsp__inst_executed.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,gpu__time_duration.sum"). Per issued
+instruction at 64 x 1,000,003 a warp stalls 44.8 cycles: 29.1 on memory (long scoreboard), 4.8 to 5.2
+on lg_throttle (the queue of global loads full), 2.9 at the barrier, 2.0 on mio_throttle; at the
+aligned 64 x 1,000,000, 48.7, of which 40.7 on memory and no lg_throttle among the top five; 8% more
+instructions (20.8 M against 19.3 M) and 2.5 times the L1 requests at odd K. So the scalar loads of B
+fill the load queue: the candidate for the gap, not separated from the extra instructions.
+
     python tools/explore/round18.py OUT_DIR
 """
 import ctypes
