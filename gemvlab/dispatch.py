@@ -6,10 +6,11 @@ when rows are short, and the float4 stages refuse rows that do not start 16-byte
 dispatcher picks, by a rule over (M, K, alignment, the GPU's SM count, its L2 size and the
 kernels' occupancy), one of three kernels that take any row, aligned or not:
 
-* ``split_k`` (cuda/split_k.cu): a block per stretch of a row (or of two rows, which then share
-  B's loads); K is split into ``splits`` stretches when there are too few rows to fill the GPU,
-  and a second kernel adds each row's partial sums in a fixed order (deterministic, no float
-  atomics). With one stretch it is one block per row, stage 4's design.
+* ``split_k`` (cuda/split_k.cu): a block per stretch of a row (or of several rows, which then
+  share B's loads); K is split into ``splits`` stretches when there are too few rows to fill the
+  GPU, or when one block per row would end in a part-full last wave (FULL_LAST_WAVE), and a second
+  kernel adds each row's partial sums in a fixed order (deterministic, no float atomics). With
+  one stretch it is one block per row, stage 4's design.
 * ``rows_per_warp`` (cuda/rows_per_warp.cu): G lanes per row, several rows per warp, for rows
   too short to keep a block busy.
 * ``row_tiles`` (cuda/row_tiles.cu): for rows of at most 64 floats, a block loads its rows as one
@@ -62,8 +63,9 @@ MIN_LANES = 4
 FEW_FLOAT4S_K = 96
 #: row_tiles (cuda/row_tiles.cu) for rows of at most TILE_MAX_K floats, where there is more than
 #: one trip of data and the rows are nearly contiguous (at most 1/8 of the bytes read between
-#: rows unused): as many rows per block as fit in the tile, of TILE_ROWS (256 threads, 1 lane per
-#: row; 128 and 1; 64 and 2 lanes). In tools/explore/round10/round10.txt it took, against
+#: rows unused): as many rows per block as fit in the tile, of TILE_ROWS (512 rows for 256 threads,
+#: 1 lane and 2 rows each; 256 and 256, 1 lane per row; 128 and 128, 1; 64 rows for 128 threads,
+#: 2 lanes per row). In tools/explore/round10/round10.txt it took, against
 #: rows_per_warp with 4 lanes at millions of rows, 113 against 342 us at K = 8, 99 against 208 at
 #: K = 16, 114 against 229 at 17, 131 against 149 at 32, 110 against 133 at 33, 199 against 239
 #: at 50, 188 against 211 at 63 and 190 against 194 at 64. At K = 32, 128 rows with 2 lanes each
@@ -72,18 +74,39 @@ FEW_FLOAT4S_K = 96
 #: Rows over 64 floats do not fit its copy of B, and at K = 80 to 128 rows_per_warp was faster
 #: (round 9).
 TILE_MAX_K = 64
-TILE_ROWS = ((256, 256, 1), (128, 128, 1), (64, 128, 2))  # (rows per tile, threads, lanes per row)
+#: The first entry, two rows per thread, fits rows of at most 8 floats (cuda/row_tiles.cu says why:
+#: 10,000,000 x 8 took 17.5% less time than with 256 rows, tools/explore/round24).
+TILE_ROWS = ((512, 256, 1, 2), (256, 256, 1, 1), (128, 128, 1, 1), (64, 128, 2, 1))
+# (rows per tile, threads, lanes per row G, rows per group of G lanes)
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
 LOADS = 2
-#: split_k: one block per row when the rows alone keep at least this fraction of each SM's warp
-#: slots busy (Little's law: 319 ns x 4.6 TB/s = 1.5 MB in flight, 11 KB per SM, and half the
-#: slots with two 512-byte loads per warp hold 32 KB); M = 700 rows (5.3 blocks per SM) ran 3.5%
-#: faster unsplit than in the best split.
+#: split_k: where the rows alone keep at least this fraction of each SM's warp slots busy
+#: (Little's law: 319 ns x 4.6 TB/s = 1.5 MB in flight, 11 KB per SM, and half the slots with two
+#: 512-byte loads per warp hold 32 KB), one block per row can be enough; M = 700 rows (5.3 blocks
+#: per SM) ran 3.5% faster unsplit than in the best split.
 BUSY_WARPS = 0.5
-#: Otherwise K is split into stretches for about this many waves of blocks (4 waves beat 1 at
-#: M = 16, 50, 64 and 128, by 2 to 11%; at M = 1 they were 2% slower than 1).
+#: ... but only where the blocks run as one wave (every row's block resident at once), or as
+#: several whose last is at least FULL_LAST_WAVE full, and only for rows that start at the same
+#: offset from B. Otherwise the rows are split for about TARGET_WAVES waves. In
+#: tools/explore/round23/round23.txt (gemvlab's split_k, rows aligned like B, one run), unsplit,
+#: 1,100 rows of 240,000 floats (1.04 waves) ran at 0.830 of the read ceiling and 1,200 x 200,000
+#: (1.14 waves) at 0.872, both slower than torch.matmul; split in 4 (as the rule now splits both),
+#: at 0.966 and 0.935 (0.954 in 2).
+#: With the last wave fuller, unsplit held: 2,048 x 131,072 (1.94 waves) 0.980 against 0.975
+#: split in 2; 3,000 x 80,000 (2.84) 0.971 against 0.961 to 0.977. Between runs the unsplit time
+#: of a part-full last wave moved: 1,500 x 160,000 (1.42 waves) took 244.0 us unsplit against
+#: 219.1 split in 3 in round 23, but 221.1 against 229.1 in round 24 (round24/round24.txt); the
+#: split times moved less. Rows at other offsets from B (odd K, round 24, the same kernels): split
+#: for about 4 waves took 5.3% less time at 1,024 x 262,147 (0.97 waves unsplit), 27% less at
+#: 1,200 x 200,003 and 3.4% less at 2,200 x 100,001, and tied at 600 x 400,003 and 2,048 x 131,075
+#: (0.9% less and 0.1% more, within the quartiles). Why odd K loses inside one wave is not separated; a candidate is that blocks
+#: whose rows start at different offsets from B take different times, so one wave ends unevenly
+#: (round 22, with B read another way, found the same at 800 and 1,000 rows).
+FULL_LAST_WAVE = 0.75
+#: K is split into stretches for about this many waves of blocks (4 waves beat 1 at M = 16, 50,
+#: 64 and 128, by 2 to 11%; at M = 1 they were 2% slower than 1).
 TARGET_WAVES = 4
 #: A stretch is at least this many floats, so that a block's work is much more than its start
 #: and its reduction.
@@ -174,6 +197,7 @@ class Plan:
     chunk: int = 0  # floats per stretch (split_k)
     lanes_per_row: int = 0  # rows_per_warp's and row_tiles' G
     rows_per_block: int = 1  # split_k: rows sharing each stretch of B in one block
+    rows_per_group: int = 1  # row_tiles: rows each group of G lanes sums
     loads: int = 0  # float4 loads of A in flight per thread
     b_vec: bool = False  # B read as float4s (aligned where A's rows are)
     waves: int = 0
@@ -188,7 +212,7 @@ class Plan:
         if self.kernel == "rows_per_warp":
             return f"rows_per_warp<{self.lanes_per_row}, {str(self.b_vec).lower()}>"
         if self.kernel == "row_tiles":
-            return f"row_tiles<{self.lanes_per_row}>"
+            return f"row_tiles<{self.lanes_per_row}, {self.rows_per_group}>"
         return self.kernel
 
     @property
@@ -207,9 +231,10 @@ class Plan:
             return (f"{self.grid} blocks of {self.block} threads, {self.lanes_per_row} lanes per row "
                     f"({self.block // self.lanes_per_row} rows per block)")
         if self.kernel == "row_tiles":
-            return (f"{self.grid} blocks of {self.block} threads, each loading {self.block // self.lanes_per_row} "
-                    f"rows as one stretch, then {self.lanes_per_row} lane{'s' if self.lanes_per_row > 1 else ''} "
-                    f"per row")
+            G, R = self.lanes_per_row, self.rows_per_group
+            return (f"{self.grid} blocks of {self.block} threads, each loading {self.block // G * R} rows as one "
+                    f"stretch, then {G} lane{'s' if G > 1 else ''} per row"
+                    + (f", each {'group of lanes' if G > 1 else 'thread'} summing {R} rows" if R > 1 else ""))
         return "no launch"
 
     def describe(self) -> str:
@@ -225,12 +250,14 @@ def _next_pow2(x: int) -> int:
 
 
 def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: int, l2_bytes: int,
-                  rows_per_block: int = 1) -> tuple[int, list[str]]:
+                  rows_per_block: int = 1, rows_alike: bool = True) -> tuple[int, list[str]]:
     """How many stretches to cut each row into: none when the rows alone keep enough warps busy
-    (`warps_per_sm` from one block per row, against the SM's `max_warps`), else enough for about
-    TARGET_WAVES waves of `slots` blocks (SMs x blocks per SM), stretches at least MIN_CHUNK
-    floats, and a stretch of B small enough for the L2 when several blocks share it. With
-    `rows_per_block` rows in a block, a stretch takes ceil(M / rows_per_block) blocks."""
+    (`warps_per_sm` from one block per row, against the SM's `max_warps`) and their blocks fill
+    their waves (see FULL_LAST_WAVE), else enough for about TARGET_WAVES waves of `slots` blocks
+    (SMs x blocks per SM), stretches at least MIN_CHUNK floats, and a stretch of B small enough
+    for the L2 when several blocks share it. With `rows_per_block` rows in a block, a stretch
+    takes ceil(M / rows_per_block) blocks. `rows_alike`: every row starts at the same offset from
+    a 16-byte boundary (K % 4 == 0 and no odd row stride)."""
     rows, M = M, -(-M // rows_per_block)  # from here on, M counts the blocks of one stretch
     why = []
     most = max(1, K // MIN_CHUNK)
@@ -241,9 +268,22 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                    f"({l2_bytes / 2**20:.0f} MiB): at least {least} stretches, so the rows sharing a "
                    f"stretch of B can find it in the L2")
     if warps_per_sm >= BUSY_WARPS * max_warps and least == 1:
-        why.append(f"{rows:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
-                   f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose): one block per row")
-        return 1, why
+        busy = (f"{rows:,} rows give each SM {warps_per_sm:.0f} resident warps (of {max_warps}), at least "
+                f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose)")
+        waves = M / slots
+        last = waves - math.ceil(waves) + 1  # how full the last wave is
+        s = min(most, max(1, round(TARGET_WAVES * slots / M)))
+        if s == 1 or (rows_alike and (waves <= 1 or last >= FULL_LAST_WAVE)):
+            why.append(busy + ", " + (
+                "in one wave" if waves <= 1 else f"in {waves:.2f} waves of {slots}, the last {last:.0%} full")
+                + ": one block per row")
+            return 1, why
+        why.append(busy + ", but " + (
+            f"rows at different offsets from B, whose blocks may end unevenly in {waves:.2f} waves" if not rows_alike
+            else f"the last of their {waves:.2f} waves of {slots} only {last:.0%} full (under "
+                 f"{FULL_LAST_WAVE:.0%})")
+            + f": {s} stretches per row make {M * s:,} blocks, about {M * s / slots:.1f} waves")
+        return s, why
     s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
     why.append(f"{rows:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "
                f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks"
@@ -258,16 +298,19 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
 
 
 def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int = 2,
-              splits: int = 1, lanes_per_row: int = 32, reasons: tuple = (), rows_per_block: int = 1) -> Plan:
+              splits: int = 1, lanes_per_row: int = 32, reasons: tuple = (), rows_per_block: int = 1,
+              rows_per_group: int = 1) -> Plan:
     """A consistent Plan for the given choices (grid, stretch length, waves): what choose()
     returns, and what the explorations in tools/explore/ build to time other choices."""
+    if kernel != "row_tiles":
+        rows_per_group = 1
     if kernel == "rows_per_warp":
         variant = 2 * lanes_per_row + b_vec
         grid = -(-M // (block // lanes_per_row))
         occ_kernel, chunk, splits, loads, rows_per_block = ROWS_PER_WARP, 0, 1, 4, 1
     elif kernel == "row_tiles":
-        variant, b_vec = lanes_per_row, False
-        grid = -(-M // (block // lanes_per_row))
+        variant, b_vec = lanes_per_row + 64 * (rows_per_group - 1), False
+        grid = -(-M // (block // lanes_per_row * rows_per_group))
         occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
     else:
         variant = split_k_variant(rows_per_block, loads, b_vec)
@@ -277,8 +320,8 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         occ_kernel, lanes_per_row = SPLIT_K, 0
     checks.check_grid(grid, kernel)
     r = occupancy.residency(stage_occupancy(occ_kernel, block, variant, device.limits), grid, device.sms)
-    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, rows_per_block, loads, b_vec,
-                r.waves, r.last_wave_fill, tuple(reasons))
+    return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, rows_per_block, rows_per_group,
+                loads, b_vec, r.waves, r.last_wave_fill, tuple(reasons))
 
 
 def tile_fits(rows: int, K: int, lda: int) -> bool:
@@ -323,7 +366,7 @@ def variants_in_use() -> dict:
                 (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
                 (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
-            "row_tiles": tuple(sorted({g for _, _, g in TILE_ROWS}))}
+            "row_tiles": tuple(sorted({g + 64 * (r - 1) for _, _, g, r in TILE_ROWS}))}
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
@@ -351,12 +394,14 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     tile = next((t for t in TILE_ROWS if tile_fits(t[0], K, lda)), None)
     if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
             M * K > resident_rows_threads(b_vec, device) * FLOATS_PER_TRIP):
-        rows, block, G = tile
+        rows, block, G, R = tile
         why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
                f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
-               f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up; A is more than one trip of "
-               f"the resident threads"]
-        return make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=G, reasons=tuple(why))
+               f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up"
+               + (f", {R} rows per {'group of lanes' if G > 1 else 'thread'}" if R > 1 else "")
+               + "; A is more than one trip of the resident threads"]
+        return make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=G, reasons=tuple(why),
+                         rows_per_group=R)
     if K <= SHORT_ROW_K:
         G, lanes_why = rows_lanes(M, K, b_vec, device)
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; " + lanes_why)
@@ -365,14 +410,16 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     slots = device.sms * bps
     warps_per_block = SPLIT_BLOCK // 32
     warps_per_sm = min(bps, M / device.sms) * warps_per_block
-    splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes)
+    splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes,
+                                      rows_alike=rows_aligned_alike)
     rows, loads = 1, LOADS
     if splits > 1 and 2 <= M < SHARE_B_BELOW_M and 4 * K > B_SHARE_OF_L2 * device.l2_bytes:
         rows, loads = (SHARE_B_ROWS, SHARE_B_LOADS) if b_vec else (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED)
         why[0] = alignment(shuffled=not b_vec)
         bps = stage_occupancy(SPLIT_K, SPLIT_BLOCK, split_k_variant(rows, loads, b_vec), limits).blocks_per_sm
         slots = device.sms * bps
-        splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows)
+        splits, split_why = choose_splits(M, K, slots, warps_per_sm, limits.max_threads // 32, device.l2_bytes, rows,
+                                          rows_aligned_alike)
         split_why.append(f"{M:,} rows (fewer than {SHARE_B_BELOW_M}), and B more than {B_SHARE_OF_L2:.0%} of the "
                          f"L2: {rows} rows per block share each float4 of B"
                          + ("" if b_vec else " (loaded aligned and shifted into place for each row by warp "

@@ -66,6 +66,8 @@ class Stage:
             return f"{self.kernel}<{loads}, {'true' if b_vec else 'false'}, {rows}>"
         if self.name == "rows_per_warp":  # variant = G * 2 + B_VEC
             return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
+        if self.name == "row_tiles":  # variant = G + 64 * (R - 1)
+            return f"{self.kernel}<{v % 64}, {v // 64 + 1}>"
         return f"{self.kernel}<{v}{self.template_suffix}>"
 
     def grid(self, M: int, block: int, variant: int) -> int:
@@ -150,8 +152,8 @@ ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per war
                       default_variant=65, role="dispatch")
 ROW_TILES = Stage(0, "row_tiles", "a block loads its rows as one flat stretch, then G lanes sum each row",
                   "row_tiles.cu", "launch_row_tiles", "gemv_row_tiles", block_rule="multiple of 32",
-                  float4=False, default_block=128, variant_name="lanes per row",
-                  variants=(1, 2, 4, 8, 16, 32), default_variant=2, role="dispatch")
+                  float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1)",
+                  variants=(1, 2, 4, 8, 16, 32, 65), default_variant=2, role="dispatch")
 DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP, ROW_TILES)
 
 #: Not a stage: one thread chasing pointers, for the memory latency (gemvlab.latency).

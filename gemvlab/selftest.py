@@ -27,9 +27,9 @@ def main() -> int:
                       for block, loads, splits in ((256, 2, 1), (256, 4, 3), (64, 2, 3), (64, 4, 1))]
             plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits, rows_per_block=rows)
                       for rows in (2, 4) for loads in (1, 2) for block, splits in ((256, 3), (64, 1))]
-            plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g)
-                      for g in (1, 2, 4, 8, 16, 32) for block in (128, 256)
-                      if dispatch.tile_fits(block // g, K, K) and K <= dispatch.TILE_MAX_K]
+            plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g, rows_per_group=r)
+                      for g, r in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (1, 2)) for block in (128, 256)
+                      if dispatch.tile_fits(block // g * r, K, K) and K <= dispatch.TILE_MAX_K]
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))
             ref = reference(A, B)
             for plan in plans:

@@ -197,7 +197,8 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #
 # `gemvlab/dispatch.py`, `choose()`:
 # - Rows of at most 64 floats, nearly contiguous, with more data than one trip of every resident thread
-#   (below), go to `row_tiles`: as many rows per block as fit in its 4,096-float tile, of 256, 128 and 64.
+#   (below), go to `row_tiles`: as many rows per block as fit in its 4,096-float tile, of 512 (rows of at
+#   most 8 floats: 256 threads, two rows each), 256, 128 and 64.
 # - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much
 #   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
@@ -206,7 +207,13 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   Rows under 96 floats get 4 lanes.
 # - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
-#   fewer). Otherwise they are split into stretches for about four waves, but no stretch is shorter than
+#   fewer), if their blocks run in one wave or in several whose last is at least three quarters full, and
+#   every row starts at the same offset from B (rows at different offsets, odd K, stay unsplit only from
+#   about 2.7 waves on, where stretches for four waves round to one). Where one of those fails, one block
+#   per row ran at 0.67 to
+#   0.91 of the read ceiling in the explorations, in some shapes slower than torch.matmul (the comment on
+#   `FULL_LAST_WAVE` in `dispatch.py` gives the numbers; the cause inside one wave at odd K is not
+#   separated). Otherwise the rows are split into stretches for about four waves, but no stretch is shorter than
 #   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
 #   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
 #   every resident thread, again), the stretches are one trip per thread instead. Where it splits fewer

@@ -32,13 +32,15 @@ def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G)
     assert "128 contiguous bytes" in p.describe() or K < dispatch.FEW_FLOAT4S_K
 
 
-@pytest.mark.parametrize("K,rows,G", [(1, 256, 1), (8, 256, 1), (16, 256, 1), (17, 128, 1), (32, 128, 1),
-                                      (33, 64, 2), (50, 64, 2), (64, 64, 2)])
+@pytest.mark.parametrize("K,rows,G", [(1, 512, 1), (8, 512, 1), (9, 256, 1), (16, 256, 1), (17, 128, 1),
+                                      (32, 128, 1), (33, 64, 2), (50, 64, 2), (64, 64, 2)])
 def test_many_rows_of_at_most_64_floats_are_loaded_as_tiles(K, rows, G):
     """More than one trip of data in rows of at most TILE_MAX_K floats: row_tiles, as many rows
-    per tile (4,096 floats) as fit of 256, 128 and 64, with 1, 1 and 2 lanes per row."""
+    per tile (4,096 floats) as fit of 512, 256, 128 and 64, with 1 (two rows per thread), 1, 1 and
+    2 lanes per row."""
     p = choose(4_000_000, K)
-    assert (p.kernel, p.lanes_per_row, p.block // p.lanes_per_row) == ("row_tiles", G, rows)
+    assert (p.kernel, p.lanes_per_row, p.block // p.lanes_per_row * p.rows_per_group) == ("row_tiles", G, rows)
+    assert p.rows_per_group == (2 if rows == 512 else 1) and p.variant in dispatch.variants_in_use()["row_tiles"]
     assert p.grid == -(-4_000_000 // rows)
     assert dispatch.tile_fits(rows, K, K) and "one stretch" in p.describe()
 
@@ -74,6 +76,29 @@ def test_long_rows_with_enough_rows_get_one_block_per_row():
     assert choose(16384, 16384).splits == 1 and choose(2100, 4099).kernel == "split_k"
     # 700 rows: 5.3 blocks of 8 warps per SM, 42 of 64 warp slots: enough in flight, no split
     assert choose(700, 400_000).splits == 1
+
+
+def test_rows_whose_last_wave_is_part_full_are_split():
+    """Enough rows to keep the SMs busy, but in more than one wave of 1,056 blocks with the last
+    under FULL_LAST_WAVE full: split for about four waves. One wave, or a last wave that full: no."""
+    for M, K, S in ((1100, 240_000, 4), (1200, 200_000, 4), (1500, 160_000, 3), (2200, 100_000, 2)):
+        p = choose(M, K)
+        assert (p.kernel, p.splits, p.rows_per_block) == ("split_k", S, 1), (M, K, p.describe())
+        assert "full (under 75%)" in p.describe()
+    for M, K in ((700, 400_000), (1024, 262_144), (2048, 131_072), (3000, 80_000), (5000, 80_000)):
+        p = choose(M, K)
+        assert p.splits == 1 and "one block per row" in p.describe(), (M, K)
+    assert choose(1100, 12_000).splits == 1  # stretches of at least MIN_CHUNK floats: no room to split
+
+
+def test_rows_at_different_offsets_from_b_are_split_even_in_one_wave():
+    """Odd K: one block per row only where a round number of stretches for four waves is 1."""
+    for M, K, S in ((600, 400_003, 7), (1024, 262_147, 4), (2048, 131_075, 2), (1300, 180_001, 3)):
+        p = choose(M, K)
+        assert (p.splits, p.b_vec) == (S, False) and "different offsets from B" in p.describe(), (M, K)
+    assert choose(3000, 80_001).splits == 1
+    # a view one float into its storage: every row at the same offset from B, split as if aligned
+    assert choose(1024, 262_144, a=4).splits == 1 and choose(1100, 240_000, a=4).splits == 4
 
 
 def test_few_rows_are_split_into_about_four_waves():
@@ -206,8 +231,9 @@ def test_every_plan_the_rule_makes_is_consistent():
                 assert p.variant in lab.kernels.SPLIT_K.variants and p.grid == -(-M // p.rows_per_block) * p.splits
                 assert p.chunk * (p.splits - 1) < K <= p.chunk * p.splits
             elif p.kernel == "row_tiles":
-                assert p.variant in lab.kernels.ROW_TILES.variants and dispatch.tile_fits(p.block // p.lanes_per_row, K, K)
-                assert p.grid * (p.block // p.lanes_per_row) >= M
+                rows = p.block // p.lanes_per_row * p.rows_per_group
+                assert p.variant in lab.kernels.ROW_TILES.variants and dispatch.tile_fits(rows, K, K)
+                assert p.grid * rows >= M
             else:
                 assert p.variant in lab.kernels.ROWS_PER_WARP.variants
                 assert p.grid * (p.block // p.lanes_per_row) >= M

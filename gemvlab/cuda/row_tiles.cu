@@ -106,13 +106,13 @@ __device__ __forceinline__ void load_tile(float* tile, const TileSpan& s) {
     if (s.tail + t < s.n) tile[s.off + s.tail + t] = e;
 }
 
-// G lanes per row sum the tile's rows into C: B from shared memory (Bs, K floats), 32-bit
-// indices, two accumulators. With an even row stride, the tile's row r starts at column r % K
-// and wraps (see the top of this file). Any order is fixed per row: the same bits on every run.
+// G lanes sum the tile's row `row` into C: B from shared memory (Bs, K floats), 32-bit indices,
+// two accumulators. With an even row stride, the tile's row r starts at column r % K and wraps
+// (see the top of this file). Any order is fixed per row: the same bits on every run.
 template <int G>
-__device__ __forceinline__ void sum_rows(const float* tile, const float* Bs, const TileSpan& s, int lda, int K,
-                                         float* __restrict__ C) {
-    const int row = threadIdx.x / G, lane = threadIdx.x % G;
+__device__ __forceinline__ void sum_row(const float* tile, const float* Bs, const TileSpan& s, int lda, int K,
+                                        int row, float* __restrict__ C) {
+    const int lane = threadIdx.x % G;
     float s0 = 0.0f, s1 = 0.0f;
     if (row < s.rows) {
         const float* a = tile + s.off + row * lda;
@@ -132,34 +132,50 @@ __device__ __forceinline__ void sum_rows(const float* tile, const float* Bs, con
     if (row < s.rows && lane == 0) C[s.r0 + row] = sum;
 }
 
-template <int G>
+// Each group of G lanes sums R rows of the tile: rows g, g + groups, ... (groups = blockDim.x /
+// G), so a tile holds R times as many rows as the block has groups.
+//
+// Why R = 2 exists: at K = 8, one row per lane (R = 1) with 256 threads gives a tile of 256 rows,
+// 2,048 floats, and 8 blocks per SM (their threads): 64 KB of A loaded per SM at a time, and
+// 10,000,000 x 8 ran at 0.75 of the read ceiling. Two rows per lane fill the 4,096-float tile at
+// the same 256 threads, 128 KB per SM: it took 17.5% less time there (93.5 against 113.3 us,
+// tools/explore/round24/round24.txt, a version of this kernel with the tile in dynamic shared
+// memory). Elsewhere two rows per lane were slower than the rule's one (K = 16, 24, 32, 50, 63)
+// or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
+// (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
+// the rows still fit this tile: rows of at most 8 floats.
+template <int G, int R>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
     __shared__ __align__(16) float tile[TILE_FLOATS + 4];
     __shared__ float Bs[MAX_K];
     for (int k = threadIdx.x; k < K; k += blockDim.x) Bs[k] = B[k];
-    const TileSpan s = tile_span(A, lda, M, K, blockIdx.x, blockDim.x / G);
+    const int groups = blockDim.x / G;
+    const TileSpan s = tile_span(A, lda, M, K, blockIdx.x, groups * R);
     load_tile(tile, s);
     __syncthreads();
-    sum_rows<G>(tile, Bs, s, (int)lda, (int)K, C);
+#pragma unroll
+    for (int r = 0; r < R; ++r) sum_row<G>(tile, Bs, s, (int)lda, (int)K, threadIdx.x / G + r * groups, C);
 }
 
-// variant: G, lanes per row (1, 2, 4, ... 32). block: a multiple of 32, with
-// (block / G - 1) * lda + K <= TILE_FLOATS and K <= MAX_K, which the dispatcher checks
-// (gemvlab/dispatch.py, tile_fits); the launcher refuses a longer K.
+// variant: G + 64 * (R - 1), G lanes per row (1, 2, 4, ... 32), R rows per group of lanes (1, or
+// 2 with G = 1). block: a multiple of 32, with (block / G * R - 1) * lda + K <= TILE_FLOATS and K
+// <= MAX_K, which the dispatcher checks (gemvlab/dispatch.py, tile_fits); the launcher refuses
+// a longer K or a larger tile.
 extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float* partials, const LaunchArgs* p,
                                 cudaStream_t stream) {
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
-    const int block = p->block, G = p->variant;
+    const int block = p->block, G = p->variant % 64, R = p->variant / 64 + 1;
     if (G < 1 || block < 32 || block % 32 || block < G) return (int)cudaErrorInvalidValue;
-    if (K > MAX_K || (block / G - 1) * lda + K > TILE_FLOATS) return (int)cudaErrorInvalidValue;
-    const long long rows_per_tile = block / G;
+    const long long rows_per_tile = (long long)block / G * R;
+    if (K > MAX_K || (rows_per_tile - 1) * lda + K > TILE_FLOATS) return (int)cudaErrorInvalidValue;
     const unsigned grid = (unsigned)((M + rows_per_tile - 1) / rows_per_tile);
-    switch (G) {
-#define GEMV_TILE(g) \
-    case g: gemv_row_tiles<g><<<grid, block, 0, stream>>>(A, lda, B, C, M, K); break;
-        GEMV_TILE(1) GEMV_TILE(2) GEMV_TILE(4) GEMV_TILE(8) GEMV_TILE(16) GEMV_TILE(32)
+    switch (p->variant) {
+#define GEMV_TILE(g, r) \
+    case g + 64 * (r - 1): gemv_row_tiles<g, r><<<grid, block, 0, stream>>>(A, lda, B, C, M, K); break;
+        GEMV_TILE(1, 1) GEMV_TILE(2, 1) GEMV_TILE(4, 1) GEMV_TILE(8, 1) GEMV_TILE(16, 1) GEMV_TILE(32, 1)
+        GEMV_TILE(1, 2)
 #undef GEMV_TILE
         default: return (int)cudaErrorInvalidValue;
     }

@@ -42,8 +42,8 @@ here = Path(__file__).parent
 cuda = here.parent.parent / "gemvlab" / "cuda"
 lib = build.build("round20", (here / "round20.cu").read_text(),
                   headers={"round19.cu": (here / "round19.cu").read_text(),
-                           **{n: (cuda / n).read_text() for n in ("split_k.cu", "row_tiles.cu", "any_alignment.cuh",
-                                                                  "launch_args.cuh")}})
+                           "row_tiles.cu": (here / "round19" / "row_tiles.cu").read_text(),  # as rounds 19 to 24 ran it
+                           **{n: (cuda / n).read_text() for n in ("split_k.cu", "any_alignment.cuh", "launch_args.cuh")}})
 split_fn, tiles_fn = lib.function("launch_round20_split"), lib.function("launch_round20_tiles")
 split_fn.argtypes = tiles_fn.argtypes = dispatch._ARGTYPES
 MAX_TILE_20 = 12 * 1024 - 4

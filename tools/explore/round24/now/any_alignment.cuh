@@ -1,0 +1,340 @@
+// Shared by the dispatcher's kernels (split_k.cu, rows_per_warp.cu): the dot product of one
+// stretch of a row of A with the same stretch of B, for a row that may start anywhere.
+//
+// Stages 3 to 5 need every row to start 16-byte aligned (K % 4 == 0, aligned pointers) and
+// refuse anything else. A library cannot: K = 4099 puts row r at byte 4 * 4099 * r, a view such
+// as A[:, 1:] starts mid-row, and torch.matmul takes both. So a stretch is cut in three:
+//   head: the 0 to 3 floats before the row's first 16-byte boundary;
+//   body: whole float4s from that boundary on, LOADS independent loads of A per lane per trip
+//         (LDG.E.128, and of B too where B_VEC, below; how many ptxas issues before their
+//         first use, the SASS says);
+//   tail: the 0 to 3 floats after the last whole float4.
+// In the source of dot_stretch and dot_rows_aligned, the head's and tail's loads are written
+// first, before the body's first trip, and their products added after the body
+// (dot_rows_shuffled, at the end of this file, sums its wider ends, up to 7 floats each, before
+// its body; its comment says why its ends are wider). Written the plain way, as a loop before the body and
+// a loop after it, each would be a wait for memory of its own (expected from the source's order;
+// the plain version's SASS was not read): the head's multiply needs its load before the body
+// starts, and the tail's loads go out only after the body's last trip. The body's last trip
+// loads what is left with predicated loads (a load whose index is past the end is not made),
+// rather than a separate loop one float4 at a time. As compiled (sm_90, nvcc 13.0; the SASS
+// excerpt is in tools/explore/round6/sass-edges.txt, not printed in the notebooks), ptxas issues
+// the head's and tail's loads together before the body but then multiplies them before the
+// body's loop starts: one wait before the body, where the plain version is expected (its SASS
+// not read, as above) to have two. On the H200, the two
+// changes together (tools/explore/round5/round5.txt: both ways timed round-robin, over every
+// lanes-per-row, loads and block size tried; the two were not timed apart) made the median
+// configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96
+// and 4% less at 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2
+// loads, it was a tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no
+// head or tail, so there the predicated last trip is the candidate for the gain (a lane's
+// float4s issued in one trip rather than one at a time); registers and scheduling changed too,
+// not compared.
+//
+// B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary as
+// every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
+// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads (each
+// with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Reading B as two
+// aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a
+// tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). Nor, for one row, was one aligned float4
+// per lane with the next taken from the neighbouring lane by a shuffle (tools/explore/round15,
+// round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
+// at 4096 x 4099), 1.5 to 3.9% less at 5, and tied at 3 (within the quartiles or the 0.84% drift
+// between two timings of one record); rows_per_warp took 1.6 to 5.5% more at 5
+// of 7 shapes and tied at 2. Where several rows share a block, one such load of B serves every
+// row, and that is taken: dot_rows_shuffled, at the end of this file. A head that runs on to the
+// next 128-byte line, so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was
+// mixed in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted.
+// Rows that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K =
+// 260 took 238.4 us, 2% more time per byte than K = 256's 230.0
+// (tools/explore/round5/round5.txt), but one of its lanes also needs a third trip for the row's
+// 65th float4, so the cause is not separated.
+//
+// A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
+// is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
+// 4's __ldcg, notebook 03: with 2048 rows it took 3.4% less time at 32 threads and 1.5 to 2.0%
+// less at 64, 128 and 256, each beyond the 0.8% drift between two timings in one record; at 16
+// and 128 rows all four cases were ties. Not measured separately for these kernels.
+#pragma once
+#include <cuda_runtime.h>
+
+__device__ __forceinline__ float dot4(float4 a, float4 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+
+// Float4 number i of B's body, which starts D floats past a 16-byte boundary. D = 0: one float4
+// (B aligned where A is). D = -1: D differs between the lanes' rows (rows_per_warp), so four
+// scalar loads. D = 1, 2 or 3, the same for every lane (split_k's block reads one stretch of one
+// row): the widest aligned loads that cover the four floats, two float2s at D = 2, and a float,
+// a float2 (8-byte aligned there) and a float at D = 1 and 3.
+template <int D>
+__device__ __forceinline__ float4 load_b4(const float* __restrict__ b, long long i) {
+    if (D == 0) return reinterpret_cast<const float4*>(b)[i];
+    const float* p = b + 4 * i;
+    if (D == 2) {
+        const float2 lo = *reinterpret_cast<const float2*>(p), hi = *reinterpret_cast<const float2*>(p + 2);
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
+    }
+    if (D == 1 || D == 3) {
+        const float2 mid = *reinterpret_cast<const float2*>(p + 1);
+        return make_float4(p[0], mid.x, mid.y, p[3]);
+    }
+    return make_float4(p[0], p[1], p[2], p[3]);
+}
+
+// The body: float4s from the 16-byte boundary on, LOADS independent loads per lane per trip
+// written before any is used; in the last trip, loads past the body are not made. acc[u] gets
+// this lane's products. D: as in load_b4.
+template <int LOADS, int D>
+__device__ __forceinline__ void dot_body(const float4* __restrict__ a4, const float* __restrict__ b_body,
+                                         long long n4, int lane, int lanes, float (&acc)[LOADS]) {
+#pragma unroll 1  // no unrolling beyond the LOADS written below
+    for (long long i = lane; i < n4; i += LOADS * (long long)lanes) {
+        float4 av[LOADS], bv[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const long long k = i + u * (long long)lanes;
+            const bool inside = u == 0 || k < n4;  // u = 0 is inside: the loop's condition
+            av[u] = inside ? __ldcg(a4 + k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            bv[u] = inside ? load_b4<D>(b_body, k) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) acc[u] += dot4(av[u], bv[u]);
+    }
+}
+
+// This lane's share of sum(a[k] * b[k], k < n), for `lanes` lanes numbered 0..lanes-1 that
+// together cover the stretch. a and b point at the stretch's first element (4-byte aligned).
+template <int LOADS, bool B_VEC>
+__device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const float* __restrict__ b,
+                                             long long n, int lane, int lanes) {
+    const long long head = min((long long)(((16 - (reinterpret_cast<size_t>(a) & 15)) & 15) / 4), n);
+    const long long n4 = (n - head) / 4;  // whole float4s in the body
+    const long long tail = head + 4 * n4;  // the first float after the body
+    // The head's and tail's floats (0 to 3 each; j = 1, 2 matter only with fewer than 3 lanes),
+    // loaded now and added after the body. A float outside the head or tail is not loaded.
+    float edge_a[6], edge_b[6];
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+        const long long h = lane + (long long)j * lanes, t = tail + lane + (long long)j * lanes;
+        edge_a[j] = h < head ? __ldcg(a + h) : 0.0f;
+        edge_b[j] = h < head ? b[h] : 0.0f;
+        edge_a[3 + j] = t < n ? __ldcg(a + t) : 0.0f;
+        edge_b[3 + j] = t < n ? b[t] : 0.0f;
+    }
+    float acc[LOADS] = {};
+    dot_body<LOADS, B_VEC ? 0 : -1>(reinterpret_cast<const float4*>(a + head), b + head, n4, lane, lanes, acc);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 6; ++j) sum += edge_a[j] * edge_b[j];
+#pragma unroll
+    for (int u = 0; u < LOADS; ++u) sum += acc[u];
+    return sum;
+}
+
+// dot_stretch for lanes = a whole block (split_k with one row per block): one float of the head
+// and one of the tail per lane at most, and B read with the widest loads its block-uniform
+// offset D allows (load_b4). Round 24's "kernels now"; not adopted (round24/round24.txt).
+template <int LOADS, bool B_VEC>
+__device__ __forceinline__ float dot_stretch_block(const float* __restrict__ a, const float* __restrict__ b,
+                                                   long long n, int lane, int lanes) {
+    const long long head = min((long long)(((16 - (reinterpret_cast<size_t>(a) & 15)) & 15) / 4), n);
+    const long long n4 = (n - head) / 4;
+    const long long t = head + 4 * n4 + lane;  // this lane's float of the tail, if any
+    const float edge_a0 = lane < head ? __ldcg(a + lane) : 0.0f, edge_b0 = lane < head ? b[lane] : 0.0f;
+    const float edge_a1 = t < n ? __ldcg(a + t) : 0.0f, edge_b1 = t < n ? b[t] : 0.0f;
+    const float4* a4 = reinterpret_cast<const float4*>(a + head);
+    const float* b_body = b + head;
+    float acc[LOADS] = {};
+    switch (B_VEC ? 0 : (int)((reinterpret_cast<size_t>(b_body) & 15) / 4)) {
+        case 0: dot_body<LOADS, 0>(a4, b_body, n4, lane, lanes, acc); break;
+        case 1: dot_body<LOADS, 1>(a4, b_body, n4, lane, lanes, acc); break;
+        case 2: dot_body<LOADS, 2>(a4, b_body, n4, lane, lanes, acc); break;
+        default: dot_body<LOADS, 3>(a4, b_body, n4, lane, lanes, acc); break;
+    }
+    float sum = edge_a0 * edge_b0 + edge_a1 * edge_b1;
+#pragma unroll
+    for (int u = 0; u < LOADS; ++u) sum += acc[u];
+    return sum;
+}
+
+// Several rows' dot products with one stretch of B (split_k with ROWS > 1), for lanes = the
+// block (a multiple of 32) covering the stretch: rows r < `rows` start at a + r * lda, and
+// sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
+// dot_stretch.
+//
+// Every row aligned like B (B_VEC, so the same head for all): dot_rows_aligned. B's float4s are
+// loaded once per trip and used for every row, ROWS times less B than one row per block. The
+// edges' floats are loaded before the body and multiplied after it in the source. A first
+// version of dot_rows (which then also read B as scalars for rows not aligned like B), written
+// to multiply them before the body, took, run with one row, 8% more time than dot_stretch at
+// 4096 x 4099 and 4% more at 20,000 x 20,001 (tools/explore/round7/round7.txt); dot_stretch as
+// compiled also multiplies its edges before the body's loop (above), so the cause of the gap is
+// not separated, and this version's compiled order was not read.
+//
+// Otherwise (odd K, views) the rows start at different offsets from B's, so no one float4 of B
+// lines up with every row: dot_rows_shuffled, below.
+template <int ROWS, int LOADS>
+__device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
+                                                 const float* __restrict__ b, long long n, int lane, int lanes,
+                                                 float (&sum)[ROWS]) {
+    long long head[ROWS], n4[ROWS], n4_most = 0;
+    float edge_a[ROWS][2], edge_b[ROWS][2];  // this lane's float of each row's head and tail
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const float* ar = a + r * lda;
+        head[r] = min((long long)(((16 - (reinterpret_cast<size_t>(ar) & 15)) & 15) / 4), n);
+        n4[r] = r < rows ? (n - head[r]) / 4 : 0;
+        n4_most = max(n4_most, n4[r]);
+        const long long t = head[r] + 4 * n4[r] + lane;
+        const bool h = r < rows && lane < head[r], tl = r < rows && t < n;
+        // loaded here, before the body's first trip, and multiplied after the body
+        edge_a[r][0] = h ? __ldcg(ar + lane) : 0.0f;
+        edge_b[r][0] = h ? b[lane] : 0.0f;
+        edge_a[r][1] = tl ? __ldcg(ar + t) : 0.0f;
+        edge_b[r][1] = tl ? b[t] : 0.0f;
+    }
+    float acc[ROWS][LOADS] = {};
+#pragma unroll 1
+    for (long long i = lane; i < n4_most; i += LOADS * (long long)lanes) {
+        float4 av[ROWS][LOADS], bv[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const long long k = i + u * (long long)lanes;
+            bv[u] = k < n4_most ? load_b4<0>(b + head[0], k) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                av[r][u] = k < n4[r] ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u)
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r) acc[r][u] += dot4(av[r][u], bv[u]);
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        sum[r] = edge_a[r][0] * edge_b[r][0] + edge_a[r][1] * edge_b[r][1];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) sum[r] += acc[r][u];
+    }
+}
+
+__device__ __forceinline__ float4 shfl_down4(float4 v, int by) {
+    return make_float4(__shfl_down_sync(0xffffffffu, v.x, by), __shfl_down_sync(0xffffffffu, v.y, by),
+                       __shfl_down_sync(0xffffffffu, v.z, by), __shfl_down_sync(0xffffffffu, v.w, by));
+}
+
+// Floats d .. d + 3 of x followed by y (d from 0 to 3).
+__device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
+    return make_float4(d == 0 ? x.x : d == 1 ? x.y : d == 2 ? x.z : x.w,
+                       d == 0 ? x.y : d == 1 ? x.z : d == 2 ? x.w : y.x,
+                       d == 0 ? x.z : d == 1 ? x.w : d == 2 ? y.x : y.y,
+                       d == 0 ? x.w : d == 1 ? y.x : d == 2 ? y.y : y.z);
+}
+
+// dot_rows for rows that start at different offsets from B's (odd K, views). B is loaded only
+// as aligned float4s ("chunks": chunk j holds floats 4j - e .. 4j - e + 3 of the stretch, e =
+// B's offset from a 16-byte boundary), LOADS per lane per trip like A's, and each row takes the
+// 4 floats it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r
+// + 3 of chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
+// offset). The next lane holds the next chunk, so a lane gets it with 4 shuffles
+// (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads it
+// (and lanes 30 and 31 load the chunk two on, where a row needs it). So the chunk loads serve
+// every row of the block, whatever their offsets: without this, each row read B as 4 scalar
+// loads at its own offset.
+//
+// Measured on the H200 (tools/explore/round15/round15.txt, split_k with 4 rows per block and
+// 1 load per row against the rule's one row per block): 5.2% less time at 3 x 50,000,001, 3.2%
+// at 40 x 6,000,001, 3.3% at 16 x 16,777,217, 2.2% at 12 x 10,000,001, 5.4% and 5.3% at 8 x
+// 30,000,000 and 3 x 50,000,000 starting 2 and 1 floats into their storage, a tie at 5 x
+// 20,000,003; but 7.0% more at 64 x 1,000,003, where B (4 MB) sits well inside the L2. The
+// counters (round15/counters.txt, ncu) at 3 x 50,000,001: the same 800 MB from DRAM, but 1188 MB
+// read from the L2 into the SMs with one row per block (every row's block reads B again), 977
+// with 2 rows per block and 819 with 4 (A and B once each).
+//
+// So that no chunk load reaches outside the stretch, each row's first and last body float4
+// are summed as scalars with its head and tail (at most 7 floats at each end: one per lane, the
+// block having at least 32), and the loop takes body float4s 1 .. n4 - 2, whose chunks lie
+// inside; a chunk past the stretch's last one is not loaded (zeros). Where a row has no body
+// float4 k, its product for k is not added at all, rather than A's zeros times B: B may hold an
+// infinity there, and 0 * inf is NaN (torch.matmul gives the infinity, as does this function).
+// 32-bit indices inside the stretch (fewer registers): the launcher refuses stretches of more
+// than 2^31 - 4096 floats when rows share a block without B_VEC.
+template <int ROWS, int LOADS>
+__device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, long long lda, int rows,
+                                                  const float* __restrict__ b, long long n, int lane, int lanes,
+                                                  float (&sum)[ROWS]) {
+    const int wl = lane % 32;
+    const int e = (int)((reinterpret_cast<size_t>(b) & 15) / 4);
+    const float4* chunks = reinterpret_cast<const float4*>(b - e);  // 16-byte aligned
+    const int last_chunk = (int)((n + e - 4) / 4);  // the last chunk wholly inside the stretch
+    int last[ROWS], q[ROWS], d[ROWS], head[ROWS], qmin = 1;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+        const float* ar = a + r * lda;
+        head[r] = (int)min((long long)(((16 - (reinterpret_cast<size_t>(ar) & 15)) & 15) / 4), n);
+        const int n4 = r < rows ? (int)((n - head[r]) / 4) : 0;
+        last[r] = n4 - 2;  // the loop's last body float4 of this row
+        q[r] = (e + head[r]) / 4;
+        d[r] = (e + head[r]) % 4;
+        if (r < rows) qmin = min(qmin, q[r]);
+        // the scalar ends: floats [0, head + 4) and [head + 4 (n4 - 1), n), at most 7 each
+        const long long lo_end = r < rows ? head[r] + 4 * min(n4, 1) : 0;
+        const long long hi_start = r >= rows ? n : n4 >= 2 ? head[r] + 4 * (n4 - 1) : lo_end;
+        const long long t = hi_start + lane;
+        sum[r] = (lane < lo_end ? __ldcg(ar + lane) * b[lane] : 0.0f) + (t < n ? __ldcg(ar + t) * b[t] : 0.0f);
+    }
+    // A row with q = qmin + 1 and d > 0 also needs the chunk two lanes on: the same for the block.
+    bool two_on = false;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) two_on |= r < rows && q[r] > qmin && d[r] > 0;
+    float acc[ROWS][LOADS] = {};
+    // The trips are the same for every lane of the warp (the shuffles take the whole warp):
+    // lane 32w + l takes body float4s k = 1 + 32w + l + (i * LOADS + u) * lanes, u < LOADS, in
+    // trips i while 32w + i * LOADS * lanes < n / 4, and loads only those inside.
+    const int bound = (int)(n / 4), step = LOADS * lanes;
+#pragma unroll 1
+    for (int i0 = lane - wl, k0 = 1 + lane; i0 < bound; i0 += step, k0 += step) {
+        float4 av[ROWS][LOADS], own[LOADS];
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const int k = k0 + u * lanes;
+            own[u] = k + qmin <= last_chunk ? chunks[k + qmin] : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                av[r][u] = k <= last[r] ? __ldcg(reinterpret_cast<const float4*>(a + r * lda + head[r]) + k)
+                                        : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) {
+            const int j = k0 + u * lanes + qmin;  // this lane's chunk
+            float4 next = shfl_down4(own[u], 1);
+            if (wl == 31) next = j + 1 <= last_chunk ? chunks[j + 1] : make_float4(0.f, 0.f, 0.f, 0.f);
+            float4 after = next;
+            if (two_on) {
+                after = shfl_down4(own[u], 2);
+                if (wl >= 30) after = j + 2 <= last_chunk ? chunks[j + 2] : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+            const int k = j - qmin;
+#pragma unroll
+            for (int r = 0; r < ROWS; ++r)
+                if (k <= last[r])  // not 0 * B where the row has no float4 k (B may hold an infinity)
+                    acc[r][u] += dot4(av[r][u], q[r] == qmin ? window(own[u], next, d[r]) : window(next, after, d[r]));
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int u = 0; u < LOADS; ++u) sum[r] += acc[r][u];
+}
+
+template <int ROWS, int LOADS, bool B_VEC>
+__device__ __forceinline__ void dot_rows(const float* __restrict__ a, long long lda, int rows,
+                                         const float* __restrict__ b, long long n, int lane, int lanes,
+                                         float (&sum)[ROWS]) {
+    if (B_VEC)
+        dot_rows_aligned<ROWS, LOADS>(a, lda, rows, b, n, lane, lanes, sum);
+    else
+        dot_rows_shuffled<ROWS, LOADS>(a, lda, rows, b, n, lane, lanes, sum);
+}
