@@ -89,7 +89,7 @@ LOADS = 2
 BUSY_WARPS = 0.5
 #: ... but only where the blocks run as one wave (every row's block resident at once), or as
 #: several whose last is at least FULL_LAST_WAVE full, and only for rows that start at the same
-#: offset from B. Otherwise the rows are split for about TARGET_WAVES waves. In
+#: offset from B. Otherwise the rows are split (BUSY_SPLIT_WAVES, below). In
 #: tools/explore/round23/round23.txt (gemvlab's split_k, rows aligned like B, one run), unsplit,
 #: 1,100 rows of 240,000 floats (1.04 waves) ran at 0.830 of the read ceiling and 1,200 x 200,000
 #: (1.14 waves) at 0.872, both slower than torch.matmul; split in 4 (as the rule now splits both),
@@ -99,12 +99,24 @@ BUSY_WARPS = 0.5
 #: of a part-full last wave moved: 1,500 x 160,000 (1.42 waves) took 244.0 us unsplit against
 #: 219.1 split in 3 in round 23, but 221.1 against 229.1 in round 24 (round24/round24.txt); the
 #: split times moved less. Rows at other offsets from B (odd K, round 24, the same kernels): split
-#: for about 4 waves took 5.3% less time at 1,024 x 262,147 (0.97 waves unsplit), 27% less at
+#: for about 4 waves (this rule's first version) took 5.3% less time at 1,024 x 262,147 (0.97 waves unsplit), 27% less at
 #: 1,200 x 200,003 and 3.4% less at 2,200 x 100,001, and tied at 600 x 400,003 and 2,048 x 131,075
 #: (0.9% less and 0.1% more, within the quartiles). Why odd K loses inside one wave is not separated; a candidate is that blocks
 #: whose rows start at different offsets from B take different times, so one wave ends unevenly
 #: (round 22, with B read another way, found the same at 800 and 1,000 rows).
 FULL_LAST_WAVE = 0.75
+#: Where those rows are split, into enough stretches for at least this many waves: then the last
+#: wave is at most an eighth of the blocks. In tools/explore/round25/round25.txt (gemvlab's
+#: split_k, 1,100 to 2,700 rows, 1.04 to 2.56 waves unsplit, aligned and odd K), 6 or 8 waves' worth
+#: of stretches ran at 0.931 to 0.967 of the read ceiling; splitting for about 4 waves, as this
+#: rule did first, left 1,700 x 140,000 in 2 stretches at 0.923 (3.22 waves, the last 22% full;
+#: 0.960 unsplit) and odd K under the bar: 0.895 at 1,100 x 240,001 (4 stretches; 8 gave 0.947),
+#: 0.886 at 1,700 x 140,001 (2; 8 gave 0.940) and 0.885 at 2,200 x 100,001 (2; 4 gave 0.942).
+BUSY_SPLIT_WAVES = 8
+#: From this many waves of rows on, one block per row whatever the offsets and the last wave:
+#: 3,000 x 80,000 (2.84 waves) ran at 0.971 unsplit against 0.961 to 0.977 split (round 23), and
+#: at odd K 3,000 x 80,001 at 0.943 (round 24, not split there).
+SPLIT_BELOW_WAVES = 8 / 3
 #: K is split into stretches for about this many waves of blocks (4 waves beat 1 at M = 16, 50,
 #: 64 and 128, by 2 to 11%; at M = 1 they were 2% slower than 1).
 TARGET_WAVES = 4
@@ -253,9 +265,10 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                   rows_per_block: int = 1, rows_alike: bool = True) -> tuple[int, list[str]]:
     """How many stretches to cut each row into: none when the rows alone keep enough warps busy
     (`warps_per_sm` from one block per row, against the SM's `max_warps`) and their blocks fill
-    their waves (see FULL_LAST_WAVE), else enough for about TARGET_WAVES waves of `slots` blocks
-    (SMs x blocks per SM), stretches at least MIN_CHUNK floats, and a stretch of B small enough
-    for the L2 when several blocks share it. With `rows_per_block` rows in a block, a stretch
+    their waves (see FULL_LAST_WAVE), else, for such busy rows, enough for BUSY_SPLIT_WAVES waves
+    of `slots` blocks (SMs x blocks per SM), and for fewer rows about TARGET_WAVES waves; always
+    stretches of at least MIN_CHUNK floats, and a stretch of B small enough for the L2 when
+    several blocks share it. With `rows_per_block` rows in a block, a stretch
     takes ceil(M / rows_per_block) blocks. `rows_alike`: every row starts at the same offset from
     a 16-byte boundary (K % 4 == 0 and no odd row stride)."""
     rows, M = M, -(-M // rows_per_block)  # from here on, M counts the blocks of one stretch
@@ -272,17 +285,20 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                 f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose)")
         waves = M / slots
         last = waves - math.ceil(waves) + 1  # how full the last wave is
-        s = min(most, max(1, round(TARGET_WAVES * slots / M)))
-        if s == 1 or (rows_alike and (waves <= 1 or last >= FULL_LAST_WAVE)):
+        if most == 1 or waves >= SPLIT_BELOW_WAVES or (rows_alike and (waves <= 1 or last >= FULL_LAST_WAVE)):
             why.append(busy + ", " + (
                 "in one wave" if waves <= 1 else f"in {waves:.2f} waves of {slots}, the last {last:.0%} full")
-                + ": one block per row")
+                + ": one block per row" + (f" (rows under {2 * MIN_CHUNK:,} floats are not split)" if most == 1 and
+                                           waves < SPLIT_BELOW_WAVES and not (rows_alike and (
+                                               waves <= 1 or last >= FULL_LAST_WAVE)) else ""))
             return 1, why
+        s = min(most, -(-BUSY_SPLIT_WAVES * slots // M))
         why.append(busy + ", but " + (
             f"rows at different offsets from B, whose blocks may end unevenly in {waves:.2f} waves" if not rows_alike
             else f"the last of their {waves:.2f} waves of {slots} only {last:.0%} full (under "
                  f"{FULL_LAST_WAVE:.0%})")
-            + f": {s} stretches per row make {M * s:,} blocks, about {M * s / slots:.1f} waves")
+            + f": {s} stretches per row make {M * s:,} blocks, {M * s / slots:.1f} waves (at least "
+              f"{BUSY_SPLIT_WAVES}, so the last is a small part)")
         return s, why
     s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
     why.append(f"{rows:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "

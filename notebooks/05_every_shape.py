@@ -208,12 +208,12 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 # - Longer rows go to `split_k`: one block per row when the rows alone keep at least half of each SM's warp
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
 #   fewer), if their blocks run in one wave or in several whose last is at least three quarters full, and
-#   every row starts at the same offset from B (rows at different offsets, odd K, stay unsplit only from
-#   about 2.7 waves on, where stretches for four waves round to one). Where one of those fails, one block
-#   per row ran at 0.67 to
-#   0.91 of the read ceiling in the explorations, in some shapes slower than torch.matmul (the comment on
-#   `FULL_LAST_WAVE` in `dispatch.py` gives the numbers; the cause inside one wave at odd K is not
-#   separated). Otherwise the rows are split into stretches for about four waves, but no stretch is shorter than
+#   every row starts at the same offset from B; from about 2.7 waves of rows on, one block per row
+#   whatever the last wave and the offsets. Where those conditions fail, one block per row ran at 0.67 to
+#   0.91 of the read ceiling in the explorations, in some shapes slower than torch.matmul (the comments on
+#   `FULL_LAST_WAVE` and `BUSY_SPLIT_WAVES` in `dispatch.py` give the numbers; why odd K loses inside one
+#   wave is not separated). Such rows are split for at least eight waves, so that the last wave is a small
+#   part of the time. Fewer rows are split into stretches for about four waves, but no stretch is shorter than
 #   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
 #   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
 #   every resident thread, again), the stretches are one trip per thread instead. Where it splits fewer

@@ -80,8 +80,9 @@ def test_long_rows_with_enough_rows_get_one_block_per_row():
 
 def test_rows_whose_last_wave_is_part_full_are_split():
     """Enough rows to keep the SMs busy, but in more than one wave of 1,056 blocks with the last
-    under FULL_LAST_WAVE full: split for about four waves. One wave, or a last wave that full: no."""
-    for M, K, S in ((1100, 240_000, 4), (1200, 200_000, 4), (1500, 160_000, 3), (2200, 100_000, 2)):
+    under FULL_LAST_WAVE full: split for at least BUSY_SPLIT_WAVES waves. One wave, a last wave that
+    full, or SPLIT_BELOW_WAVES waves or more: no."""
+    for M, K, S in ((1100, 240_000, 8), (1200, 200_000, 8), (1500, 160_000, 6), (2200, 100_000, 4)):
         p = choose(M, K)
         assert (p.kernel, p.splits, p.rows_per_block) == ("split_k", S, 1), (M, K, p.describe())
         assert "full (under 75%)" in p.describe()
@@ -92,13 +93,13 @@ def test_rows_whose_last_wave_is_part_full_are_split():
 
 
 def test_rows_at_different_offsets_from_b_are_split_even_in_one_wave():
-    """Odd K: one block per row only where a round number of stretches for four waves is 1."""
-    for M, K, S in ((600, 400_003, 7), (1024, 262_147, 4), (2048, 131_075, 2), (1300, 180_001, 3)):
+    """Odd K: split below SPLIT_BELOW_WAVES waves of rows, even inside one wave."""
+    for M, K, S in ((600, 400_003, 15), (1024, 262_147, 9), (2048, 131_075, 5), (1300, 180_001, 7)):
         p = choose(M, K)
         assert (p.splits, p.b_vec) == (S, False) and "different offsets from B" in p.describe(), (M, K)
     assert choose(3000, 80_001).splits == 1
     # a view one float into its storage: every row at the same offset from B, split as if aligned
-    assert choose(1024, 262_144, a=4).splits == 1 and choose(1100, 240_000, a=4).splits == 4
+    assert choose(1024, 262_144, a=4).splits == 1 and choose(1100, 240_000, a=4).splits == 8
 
 
 def test_few_rows_are_split_into_about_four_waves():
