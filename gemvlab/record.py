@@ -46,8 +46,8 @@ STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 102
 #: The explorer grid (notebook 05's sliders) and shapes outside the reference sweep, where the
 #: dispatcher's bar is checked too. The rule was tuned in tools/explore/h200-dispatch-round1.txt
 #: and round4 to round6 (some of these shapes among them); the five from 6 x 25,000,000 to 40 x
-#: 6,000,001 were in none of those. The last nine came with the split for a part-full last wave
-#: and row tiles' two rows per thread: shapes of rounds 19 to 24, where the rule before those
+#: 6,000,001 were in none of those. The last ten came with the split for a part-full last wave
+#: and row tiles' two rows per thread: shapes of rounds 19 to 25, where the rule before those
 #: changes missed the bar, some by far (1,200 x 200,003: 0.67 of the read ceiling, 10,000,000 x 8:
 #: 0.75).
 EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
@@ -57,7 +57,7 @@ OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1
            (500_000, 200), (4_000_000, 50), (70_000, 1500), (8, 30_000_000), (123_457, 777),
            (6, 25_000_000), (5_000_000, 24), (2_000_000, 45), (40, 6_000_001), (1_100, 240_000),
            (1_200, 200_003), (1_024, 262_147), (2_200, 100_001), (500, 1_000_001), (128, 2_097_153),
-           (10_000_000, 8), (6_000_000, 17), (3_000_000, 33))
+           (10_000_000, 8), (6_000_000, 17), (3_000_000, 33), (1_700, 140_000))
 EXPLORER_MAX_ELEMENTS = 2**30
 #: The naive stage runs one thread per row; where one launch takes longer than this, it is
 #: not timed (20 launches would take minutes) and the row says how long one would take.
