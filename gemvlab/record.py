@@ -47,9 +47,9 @@ STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 102
 #: dispatcher's bar is checked too. The rule was tuned in tools/explore/h200-dispatch-round1.txt
 #: and round4 to round6 (some of these shapes among them); the five from 6 x 25,000,000 to 40 x
 #: 6,000,001 were in none of those. The last ten came with the split for a part-full last wave
-#: and row tiles' two rows per thread: shapes of rounds 19 to 25, where the rule before those
+#: and row tiles' two rows per thread, shapes of rounds 19 to 25: most where the rule before those
 #: changes missed the bar, some by far (1,200 x 200,003: 0.67 of the read ceiling, 10,000,000 x 8:
-#: 0.75).
+#: 0.75), and 1,700 x 140,000, where a split can lose to one block per row.
 EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
 EXPLORER_K = (128, 1024, 8192, 65536, 1048576, 16777216)
 OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1_000_000, 257),
