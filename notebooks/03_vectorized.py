@@ -163,9 +163,10 @@ nb.predict(ctx, "vectorized", 64)
 nb.predict(ctx, "warp_shuffle", 32)
 
 # %% [markdown]
-# At 256 threads stage 3 already had more than enough in flight (its prediction earlier in this notebook), so
+# At 256 threads stage 3 already had more than enough in flight (64 warps per SM, as in its prediction earlier in
+# this notebook at 512 threads: 4.12 MiB), so
 # the model expects no gain from loads in flight there. At 64 threads it predicts the read ceiling for stage 3
-# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.684 ms predicted for
+# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.674 ms predicted for
 # stage 3 and 1.882 for stage 4 there (the lines above).
 
 # %%
@@ -240,13 +241,13 @@ nb.steps_table(ctx.recorded, M=2048)
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
-#   is 1.02x (1.6% less time), beyond the quartiles and beyond how far ratios moved between two timings in
-#   the same record (the drift, 0.84%, printed below; two passes at the headline shape, not independent
+#   is 1.02x (1.5% less time), beyond the quartiles and beyond how far ratios moved between two timings in
+#   the same record (the drift, 0.85%, printed below; two passes at the headline shape, not independent
 #   runs), where the model expected none (stage 3 at the read ceiling at 128 threads: its sweep below); the
-#   assumption this points at is again notebook 02's fixed round per load (a candidate, not separated). At 256 it is 0.6% slower, beyond the
-#   quartiles but within the drift: a tie.
-# - **`__ldcg`** takes 3.4%, 1.6%, 2.0% and 1.5% less time at 32, 64, 128 and 256 threads, each beyond the
-#   quartiles and beyond that 0.84%. One record shows it; it was not repeated in another.
+#   assumption this points at is again notebook 02's fixed round per load (a candidate, not separated). At 256 it is 0.6% slower, within the
+#   quartiles: a tie.
+# - **`__ldcg`** takes 3.9%, 1.4%, 1.9% and 1.7% less time at 32, 64, 128 and 256 threads, each beyond the
+#   quartiles and beyond that 0.85%. One record shows it; it was not repeated in another.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -257,10 +258,10 @@ print()
 nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
-# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.74x and 1.68x).
+# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.74x and 1.67x).
 # A candidate, not computed here: with 16 busy SMs, each must keep more bytes in flight for the same
-# bandwidth (Little's law per SM), and more loads per thread are what adds them. `__ldcg` took 0.5 to 0.8% more time at M = 16
-# (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.84% drift
+# bandwidth (Little's law per SM), and more loads per thread are what adds them. `__ldcg` took 0.6 to 0.8% more time at M = 16
+# (256 and 1024 threads) and at M = 128 with 256 threads: beyond the quartiles, but within the 0.85% drift
 # between two timings (below; measured at the headline shape and applied here); at M = 128 with 1024
 # threads the quartiles overlap. Ties, all four.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
@@ -274,8 +275,9 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# All six moved by under 1% (multirow the most, 0.6%), and the ratios between them by up to 0.84%: the
-# figure the verdicts in this notebook use. Two timings in one record are not independent runs, so a step
+# gemvlab's kernels and the read ceiling moved by under 1% (multirow the most, 0.6%), torch.matmul by 1.8%,
+# and the ratios between gemvlab's kernels and the read ceiling by up to 0.85%: the figure the verdicts in
+# this notebook use. Two timings in one record are not independent runs, so a step
 # that holds within a run is a measured difference for that run; to trust it across runs, repeat the
 # comparison.
 #
@@ -291,8 +293,8 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 # %% [markdown]
 # The same L1 sectors either way (the loads of A still pass through the L1); with `__ldcg` slightly more of
 # them hit (they are B's: A's are never reused) and slightly fewer are read from the L2. In time, the
-# counters' own single launches (one each, the *time us* column) put `__ldcg` 0.3% ahead, one launch each
-# and so no verdict, and the steps table at 256 threads measured 1.5%: the counters show the cache effect
+# counters' own single launches (one each, the *time us* column) put `__ldcg` 2.5% ahead, one launch each
+# and so no verdict, and the steps table at 256 threads measured 1.7%: the counters show the cache effect
 # beside the gain in time, not that the one causes the other.
 
 # %% [markdown]
@@ -313,15 +315,15 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 5.4% more time
-# than 2 at 128 threads (2.027 against 1.923 ms, beyond the ± ranges); at 32 they take 0.9% less (2.244
-# against 2.264), beyond the ranges and just beyond the 0.84% drift: a difference in this run, which the
-# SASS count does not explain; at 256 they take 0.7% more, beyond the ranges but within the drift, and at
-# 64, 512 and 1024 the ranges overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate,
-# which adds 8 ns of L1 time to the 324-ns memory latency in each round here; shown after the sweep)
+# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 6.2% more time
+# than 2 at 128 threads (2.035 against 1.917 ms, beyond the ± ranges); at 32 they take 1.5% less (2.279
+# against 2.313), beyond the ranges and the 0.85% drift: a difference in this run, which the SASS count
+# does not explain; at 256 and 512 they take 0.8% and 0.6% more, beyond the ranges but within the drift,
+# and at 64 and 1024 the ranges overlap: ties. The model (below; one fitted input, notebook 01's L1 line rate,
+# which adds 8 ns of L1 time to the 322-ns memory latency in each round here; shown after the sweep)
 # gives 1.2% more time for 4 loads at 512 threads, from a sixth wave that is 17% full and keeps too few
 # bytes in flight to read at the ceiling (the wave-by-wave view at the end of the model cell below); the
-# sweep measured a tie there. It does not explain the 5.4% at 128.
+# sweep measured 0.6% more, within the drift. It does not explain the 6.2% at 128.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)

@@ -160,10 +160,12 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 is within 1% of stage 4 at the headline and at 1024 × 262,144
-#   (1.928 against 1.919 ms, 0.244 against 0.242): at the headline a tie, the quartiles overlapping (the
-#   guide says so; notebook 03 prints them), and at 1024 × 262,144 undecided, 0.8% apart against the
-#   0.84% drift between two timings, which notebook 03 measured at the headline shape. It trails by about 5% at 8192² (0.066 against 0.063 ms) and 4% at
-#   16384² (0.246 against 0.237).
+#   (1.928 against 1.914 ms, 0.244 against 0.243): at 1024 × 262,144 a tie, the quartiles overlapping
+#   (the guide says so), and at the headline undecided: 0.7% apart, beyond the quartiles (the guide names
+#   stage 4 alone) but within the 0.85% drift between two timings, which notebook 03 measured at the
+#   headline shape; the stage table below, another timing in the same record, has them tied (1.916
+#   against 1.915 ms). It trails by about 3% at 8192² (0.065 against 0.063 ms) and 4% at 16384² (0.247
+#   against 0.237).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
@@ -207,15 +209,15 @@ nb.matmul_overhead(ctx)
 nb.counters(ctx)
 
 # %% [markdown]
-# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.79
-# times the L2 sectors (532.3 M against 297.6 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.78
+# times the L2 sectors (532.4 M against 299.3 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
 # the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
-# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.922 ms; stage 4
-# with 2 loads at 256 threads, 1.917 ms in notebook 03's sweep, within each other's ± ranges). Cache traffic and time are not tied one to
+# L1), and this notebook's block sweep puts the two level in time (2 rows at 1024 threads, 1.920 ms; stage 4
+# with 2 loads at 256 threads, 1.913 ms in notebook 03's sweep, within each other's ± ranges). Cache traffic and time are not tied one to
 # one here, but this comparison does not separate the block size from the rows per block.
 
 # %% [markdown]
@@ -281,7 +283,7 @@ _ = plots.plot_stages(ctx.doc)
 # how much arithmetic they do: first one block per row, so that 2048 blocks give every SM its 64 warps
 # (stage 1 had 64 warps in all, and its warps read 32 lines per load), then float4 loads, so that each warp
 # keeps four times the bytes in flight. That is the model's account, and the measurements follow it in
-# direction, not in size: from stage 2 to stage 3 the model predicted 1.41 times less time (2.659 against
+# direction, not in size: from stage 2 to stage 3 the model predicted 1.41 times less time (2.649 against
 # 1.882 ms, the look-back above), and the step measured 1.74x. Each change also altered other things (32
 # lines per load instruction down to 1, four times fewer load instructions and loop trips), not separated
 # here. From there on the stages sit within

@@ -65,7 +65,7 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
 #   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
-#   SMs idle. The model is optimistic here (the ratio column, 1.41 and 1.43). Candidates, not separated: a
+#   SMs idle. The model is optimistic here (the ratio column, 1.42 and 1.43). Candidates, not separated: a
 #   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
 #   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
@@ -73,7 +73,7 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.251 ms is not faster than stage 4's
+#   explorations, not measured here; at this shape the dispatcher's 0.252 ms is not faster than stage 4's
 #   0.250 at 1024 threads, in notebook 04's guide). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
@@ -92,7 +92,8 @@ nb.show_source("split_k")
 
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
-# directly. How many stretches: enough for about four waves of blocks. With `ROWS` > 1 a block takes the same
+# directly. How many stretches: enough for about four waves of blocks where rows are few (the rule, below,
+# gives busy rows that it splits at least eight). With `ROWS` > 1 a block takes the same
 # stretch of several rows, stage 5's idea: it loads each float4 of B once for all of them. Where the rows
 # do not start at B's offset from a 16-byte boundary (odd K, views), it loads B's float4s aligned and
 # shifts them into place for each row with warp shuffles (`dot_rows_shuffled` in `any_alignment.cuh`,
@@ -241,10 +242,13 @@ _ = plots.plot_dispatch(ctx.recorded)
 
 # %% [markdown]
 # And on shapes beyond the sweep, in the same run: a grid of M and K, then shapes outside it (odd K, a few
-# rows, millions of rows). Some of them were among the shapes the explorations tuned the rule on. The last
-# four (6 × 25,000,000 to 40 × 6,000,001) were added after its first tuning; of them, 40 × 6,000,001 was
-# among the shapes of the exploration that chose four rows per block for rows not aligned like B (round
-# 15), and 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14):
+# rows, millions of rows). Some of them were among the shapes the explorations tuned the rule on. Four
+# (6 × 25,000,000 to 40 × 6,000,001) were added after its first tuning; of them, 40 × 6,000,001 was among
+# the shapes of the exploration that chose four rows per block for rows not aligned like B (round 15), and
+# 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14). The last
+# ten (1,100 × 240,000 to 1,700 × 140,000) came with the rule's split for a part-full last wave and row
+# tiles' two rows per thread, from the explorations that chose them (`tools/explore/round19` to
+# `round25`): most are shapes the rule before missed, and 1,700 × 140,000 one where a split can lose:
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -259,21 +263,29 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# Both misses are bandwidth misses:
-# - **64 × 1,000,003** (0.898): few long rows with odd K. B (4 MB) sits well inside the L2, so the rule
+# Five are bandwidth misses, one a torch.matmul miss:
+# - **64 × 1,000,003** (0.894): few long rows with odd K. B (4 MB) sits well inside the L2, so the rule
 #   keeps one row per block, and each block reads B as scalars; every row's block reads it again. Where B
 #   is larger than a quarter of the L2, rows with odd K share B four to a block: 3 × 50,000,001 and
-#   40 × 6,000,001 reach 0.930 and 0.929 in the table above. At this shape four rows per block took more
-#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`; not re-run here). What holds
-#   it back is not separated.
-# - **2,000,000 × 45** (0.891): row tiles. Its tiles hold 2,880 of 4,096 floats (64 rows of 45), against
-#   3,200 at 4,000,000 × 50 (0.921). In an exploration (its numbers are in `row_tiles.cu`'s comment), a
-#   start column that removes the shared-memory bank passes counted at odd K did not pay (a tie at K = 45,
-#   3.5% slower at K = 33); whether bank passes limit these shapes is not separated, nor what does.
+#   40 × 6,000,001 reach 0.939 and 0.928 in the table above. At this shape four rows per block took more
+#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`), and so did reading B with the
+#   widest aligned loads its offset allows instead of scalars (`tools/explore/round19` to `round24`; neither
+#   re-run here). What holds it back is not separated.
+# - **Row tiles**: 2,000,000 × 45 (0.893), 6,000,000 × 17 (0.883), 3,000,000 × 33 (0.863) and
+#   10,000,000 × 8 (0.908; 0.75 in an exploration before tiles of rows this short held two rows per thread,
+#   `row_tiles.cu`'s comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.921 and 0.919). In the
+#   explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to `round24`, not re-run here), a
+#   start column that removes the shared-memory bank passes counted at odd K did not pay, nor a sum with
+#   half the instructions per float; tiles of more rows than the 4,096-float tile holds took 4.5% less
+#   time at K = 17 and 1.7% at K = 33, and more at most other K. What limits these shapes is not
+#   separated.
+# - **500 × 1,000,001**: 0.98x torch.matmul (481.8 against 472.4 us, beyond the quartiles), at 0.918 of
+#   the read ceiling's bandwidth. In an exploration, B read with the widest loads and 4 loads per thread
+#   took 2.9% less time here (`tools/explore/round21`), but that kernel lost at other shapes (round 24):
+#   not adopted.
 #
-# In kernel time per launch, no shape is slower than torch.matmul beyond the quartiles (a whole call from
-# Python is another matter: the next section). One is slower in the median, 1024 × 1,048,576 (0.9684
-# against 0.9634 ms), a tie by the quartiles.
+# In kernel time per launch no other shape is slower than torch.matmul (a whole call from Python is another
+# matter: the next section); the closest is 1024 × 1,048,576 (0.9628 against 0.9640 ms).
 #
 # ## The cost of a call
 #
@@ -292,14 +304,14 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is about 1.5 and 4 times the same kernel's time in the explorer table (31.7 against 20.5 us at
-# 4096 × 4096, 23.7 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# GPU. It is about 1.7 and 4.5 times the same kernel's time in the explorer table (33.4 against 20.2 us at
+# 4096 × 4096, 25.9 against 5.8 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
 # the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
 # state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
-# 3.5 us less than a whole torch.matmul call at 4096 × 4096 and 0.3 us more at 1024 × 1024; these are
+# 3.6 us less than a whole torch.matmul call at 4096 × 4096 and 0.5 us less at 1024 × 1024; these are
 # unpaired medians, so this run does not show a difference either way.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# 13.4 us, against that kernel's 6.0 us in the explorer table, so back-to-back calls of that size may
+# 13.9 us, against that kernel's 5.8 us in the explorer table, so back-to-back calls of that size may
 # spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
@@ -334,15 +346,14 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.08 times its time (the ratio column). The largest is at 4096 × 4099 (1.08), a 21-us shape where the
-# assumed 4.4 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
-# (taken from one tiny shape) and no cost per block; which one fails is not separated. The aligned 4096 × 4096 took 0.0205 ms in the explorer
-# table against 0.0207 ms for 4096 × 4099 in the sweep, quartiles overlapping: a tie, so this run does not
-# show the 8% to be the odd K's. Next is 2,097,152 × 128 (1.03), a shape of many short rows, where the
-# model's missing cost per block is again the candidate (notebook 04's short rows). At 16384 × 16384 the measurement is 0.25% under the model (0.2390
-# against 0.2396 ms), which a read-ceiling-bound model should not allow: within the 0.84% drift, a tie,
-# or a launch cost counted too high there. The model's times for the two shapes that miss their bar
-# (above) are not printed here; it has no per-block cost, no per-SM limit and no cost for rows that do
+# to 1.12 times its time (the ratio column). The largest is at 4096 × 4099 (1.12), a 21-us shape where the
+# assumed 3.9 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
+# (taken from one tiny shape) and no cost per block; which one fails is not separated. The aligned
+# 4096 × 4096 took 0.0202 ms in the explorer table against 0.0209 ms for 4096 × 4099 in the sweep,
+# quartiles overlapping: a tie, so this run does not show the odd K to be the cause. Next is
+# 2,097,152 × 128 (1.04), a shape of many short rows, where the model's missing cost per block is again
+# the candidate (notebook 04's short rows). At 16384 × 16384 and 262,144 × 1024 the measurement is within
+# 0.3% of the model. The model's times for the shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM limit and no cost for rows that do
 # not start aligned, so it could not account for them.
 #
 # ## Exercise

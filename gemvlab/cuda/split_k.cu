@@ -8,7 +8,9 @@
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
 // and long but few rows may get fewer than four waves): with 8 blocks resident per SM on 132
-// SMs, M = 1 and K = 2^26 get 4224 stretches. Where A is small enough for one trip of every
+// SMs, M = 1 and K = 2^26 get 4224 stretches. Rows enough to fill the SMs one block each are
+// split too where that would end in a part-full last wave, or where the rows start at
+// different offsets from B (odd K), and then for at least eight waves (BUSY_SPLIT_WAVES). Where A is small enough for one trip of every
 // resident thread, the stretches are shorter: one trip per thread. With SPLITS = 1 this is one
 // block per row, stage 4's design, writing C directly; either way it takes rows that start
 // anywhere (any_alignment.cuh).
