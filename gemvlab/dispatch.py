@@ -107,8 +107,8 @@ BUSY_WARPS = 0.5
 FULL_LAST_WAVE = 0.75
 #: Where those rows are split, into enough stretches for at least this many waves: then the last
 #: wave is at most an eighth of the blocks. In tools/explore/round25/round25.txt (gemvlab's
-#: split_k, 1,100 to 2,700 rows, 1.04 to 2.56 waves unsplit, aligned and odd K), 6 or 8 waves' worth
-#: of stretches ran at 0.931 to 0.967 of the read ceiling; splitting for about 4 waves, as this
+#: split_k, 1,100 to 2,700 rows, 1.04 to 2.56 waves unsplit, aligned and odd K), every split into 8
+#: waves or more ran at 0.931 to 0.976 of the read ceiling; splitting for about 4 waves, as this
 #: rule did first, left 1,700 x 140,000 in 2 stretches at 0.923 (3.22 waves, the last 22% full;
 #: 0.960 unsplit) and odd K under the bar: 0.895 at 1,100 x 240,001 (4 stretches; 8 gave 0.947),
 #: 0.886 at 1,700 x 140,001 (2; 8 gave 0.940) and 0.885 at 2,200 x 100,001 (2; 4 gave 0.942).

@@ -182,7 +182,7 @@ nb.block_slider(ctx, "coalesced")
 nb.pitfall(ctx, "smem_too_small")
 
 # %% [markdown]
-# Threads 256 to 1023 wrote outside the block's shared memory and the kernel faulted: with 256 threads the
+# Threads 256 to 1023 write past the end of the 256-float array, and the kernel faulted: with 256 threads the
 # same kernel is right. compute-sanitizer names bad writes, with their threads and addresses (the first few
 # it reports are shown; as in notebook 01, the program then sees error 719: the sanitizer ends the kernel, as
 # its documentation describes):
@@ -222,8 +222,8 @@ nb.pitfall(ctx, "missing_sync")
 # %% [markdown]
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
 # there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
-# one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, 9 rows were
-# NaN, which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
+# one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, some rows
+# were NaN (13 in the run above), which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
 # bits the race read were not left by that kernel (where its blocks landed is not measured). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:

@@ -265,7 +265,7 @@ nb.steps_table(ctx.recorded, M=128)
 # between two timings (below; measured at the headline shape and applied here); at M = 128 with 1024
 # threads the quartiles overlap. Ties, all four.
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
-# about 5% of the read ceiling (0.250 against 0.239 ms, notebook 04's shape table).
+# about 5% of the read ceiling (0.250 against 0.238 ms, notebook 04's shape table).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between timings: the record timed the same kernels twice at the headline shape, minutes

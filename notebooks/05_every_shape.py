@@ -144,8 +144,8 @@ Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
 # scalar load's lanes are 16 bytes apart) rather than DRAM bytes: an expectation, no counters for it are
 # shown here, and what it costs in time is not separated. Where rows are few and B is large, every block
 # of one row reads its stretch of B again through the L2: the comment on `dot_rows_shuffled` gives an
-# exploration's counters at 3 × 50,000,001 (not re-run here), where four rows per block moved about a
-# third fewer bytes from the L2 into the SMs than one. What the rule says for aligned rows, for K = 4099,
+# exploration's counters at 3 × 50,000,001 (not re-run here), where four rows per block moved about
+# 31% fewer bytes from the L2 into the SMs than one. What the rule says for aligned rows, for K = 4099,
 # and for a view that starts mid-row (CPU tensors are enough: `explain` needs no GPU):
 
 # %%
@@ -222,7 +222,7 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round16`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round25`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -272,12 +272,13 @@ nb.dispatch_misses(ctx.recorded)
 #   widest aligned loads its offset allows instead of scalars (`tools/explore/round19` to `round24`; neither
 #   re-run here). What holds it back is not separated.
 # - **Row tiles**: 2,000,000 × 45 (0.893), 6,000,000 × 17 (0.883), 3,000,000 × 33 (0.863) and
-#   10,000,000 × 8 (0.908; 0.75 in an exploration before tiles of rows this short held two rows per thread,
-#   `row_tiles.cu`'s comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.921 and 0.919). In the
+#   10,000,000 × 8 (0.908, at the mark within its quartiles: 0.904 to 0.912; 0.75 in an exploration before
+#   tiles of rows this short held two rows per thread, `row_tiles.cu`'s comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.921 and 0.919). In the
 #   explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to `round24`, not re-run here), a
 #   start column that removes the shared-memory bank passes counted at odd K did not pay, nor a sum with
-#   half the instructions per float; tiles of more rows than the 4,096-float tile holds took 4.5% less
-#   time at K = 17 and 1.7% at K = 33, and more at most other K. What limits these shapes is not
+#   half the instructions per float; two rows per thread in tiles larger than 4,096 floats took 4.5% less
+#   time at K = 17 and 1.7% at K = 33, and more at five other K (a larger tile alone, 8,192 floats, was
+#   slower at 7 of 9 shapes). What limits these shapes is not
 #   separated.
 # - **500 × 1,000,001**: 0.98x torch.matmul (481.8 against 472.4 us, beyond the quartiles), at 0.918 of
 #   the read ceiling's bandwidth. In an exploration, B read with the widest loads and 4 loads per thread
@@ -293,9 +294,9 @@ nb.dispatch_misses(ctx.recorded)
 # then finds them in a dictionary on every later call. CUDA events around the whole call against events
 # around the launch alone, and torch.matmul's whole call. *added us* is the median of the differences
 # between a gemv call and the launch alone timed just before it, not the difference of the medians: each
-# pair meets the GPU in about the same state, while medians timed from an idle GPU can move between runs by
-# more than the Python they are meant to show (`gemvlab/overhead.py` gives earlier records' figures; not
-# printed here):
+# pair meets the GPU in about the same state, while medians timed from an idle GPU may move between runs by
+# more than the Python they are meant to show (the figures of earlier records, in `gemvlab/overhead.py`,
+# are not printed here):
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -353,8 +354,9 @@ nb.dispatch_look_back(ctx)
 # quartiles overlapping: a tie, so this run does not show the odd K to be the cause. Next is
 # 2,097,152 × 128 (1.04), a shape of many short rows, where the model's missing cost per block is again
 # the candidate (notebook 04's short rows). At 16384 × 16384 and 262,144 × 1024 the measurement is within
-# 0.3% of the model. The model's times for the shapes that miss their bar (above) are not printed here; it has no per-block cost, no per-SM limit and no cost for rows that do
-# not start aligned, so it could not account for them.
+# 0.3% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
+# whether it accounts for them is not shown; its missing per-block cost, per-SM limit and cost for rows
+# that do not start aligned are the candidates.
 #
 # ## Exercise
 #

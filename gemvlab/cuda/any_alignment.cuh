@@ -40,8 +40,12 @@
 // per lane with the next taken from the neighbouring lane by a shuffle (tools/explore/round15,
 // round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
 // at 4096 x 4099), 1.5 to 3.9% less at 5, and tied at 3 (within the quartiles or the 0.84% drift
-// between two timings of one record); rows_per_warp took 1.6 to 5.5% more at 5
-// of 7 shapes and tied at 2. Where several rows share a block, one such load of B serves every
+// between two timings of that round's record); rows_per_warp took 1.6 to 5.5% more at 5
+// of 7 shapes and tied at 2. Nor, for one row per block, where the block's offset D from B is one
+// number, was reading B with the widest aligned loads D allows (a float4, two float2s, or a
+// float, a float2 and a float; tools/explore/round24, round24.txt, the kernels of round24/now
+// against these): 3.8% more time at 4096 x 4099, 3.4% more at 300 x 100,003, and within 0.5% at
+// 64 x 1,000,003 and the sweep's aligned shapes. Where several rows share a block, one such load of B serves every
 // row, and that is taken: dot_rows_shuffled, at the end of this file. A head that runs on to the
 // next 128-byte line, so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was
 // mixed in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted.
@@ -52,8 +56,8 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
 // is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took 3.4% less time at 32 threads and 1.5 to 2.0%
-// less at 64, 128 and 256, each beyond the 0.8% drift between two timings in one record; at 16
+// 4's __ldcg, notebook 03: with 2048 rows it took 3.9% less time at 32 threads and 1.4 to 1.9%
+// less at 64, 128 and 256, each beyond the 0.85% drift between two timings in one record; at 16
 // and 128 rows all four cases were ties. Not measured separately for these kernels.
 #pragma once
 #include <cuda_runtime.h>

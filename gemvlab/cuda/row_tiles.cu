@@ -8,7 +8,7 @@
 // of the read ceiling that way (tools/explore/round8/round8.txt, rows_per_warp with 4 lanes).
 //
 // Consecutive rows are one contiguous stretch of A when the row stride is K (or a little more).
-// So a block reads the stretch holding its rows, blockDim.x / G of them, as the read ceiling
+// So a block reads the stretch holding its rows, R * blockDim.x / G of them (R below), as the read ceiling
 // does: every thread loads float4s of one flat array, up to 4 loads written before any is used,
 // each warp's load 512 contiguous bytes; it stores them to shared memory (the tile), and after a
 // barrier G lanes sum each row from there, with B copied to shared memory too. The sums are
@@ -33,7 +33,7 @@
 // times as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and
 // 6,000,000 x 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the
 // rotation (2.32 passes counted) and the plain order (1 pass) tied (0.6% apart, beyond their
-// quartiles but within the 0.84% drift between two timings of one record, notebook 03); the
+// quartiles but within the 0.84 to 0.85% drift between two timings of one record, notebook 03); the
 // rotation is kept there, one rule for every even stride. At odd K (there an odd row stride,
 // where this kernel does not rotate), a start column chosen to spread the banks tied at K = 45
 // and took 3.5% more time at K = 33: removing the passes counted there did not pay in that
@@ -46,7 +46,8 @@
 // 32, where the stride is 32 (tools/explore/round10/round10.txt, MODE 1 against MODE 0; round 14,
 // above, then timed the rotation alone). Loading the next tile with cp.async while summing
 // this one (a persistent grid, MODE 2 there) was slower at 6 of the 8 shapes with millions of
-// rows, and 0.6% and 1.8% faster at K = 17, 33. This file is MODE 1 as it ran there; a rewrite
+// rows, tied at K = 17 (0.6% faster, within the drift) and was 1.8% faster at K = 33. With R = 1
+// this file is MODE 1 as it ran there (R = 2 came from round 24, below); a rewrite
 // with 32-bit indices in the loads too took 1.4 to 9.5% more time at 8 of 9 shapes and tied at
 // K = 8, and a tile of 8,192 floats was slower at 7 and tied at K = 63 and 64
 // (round12/round12.txt).

@@ -2,15 +2,16 @@
 // kernel adds the stretches of each row in a fixed order.
 //
 // One block per row, or per few rows (stages 2 to 5), needs many rows: M = 16 rows make 16 blocks, so at most 16
-// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.0 ms at M = 1,
+// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 3.9 ms at M = 1,
 // K = 2^26, where the read ceiling is 0.06 ms: notebook 04's shape table). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
 // and long but few rows may get fewer than four waves): with 8 blocks resident per SM on 132
-// SMs, M = 1 and K = 2^26 get 4224 stretches. Rows enough to fill the SMs one block each are
-// split too where that would end in a part-full last wave, or where the rows start at
-// different offsets from B (odd K), and then for at least eight waves (BUSY_SPLIT_WAVES). Where A is small enough for one trip of every
+// SMs, M = 1 and K = 2^26 get 4224 stretches. Rows that keep at least half of each SM's warp
+// slots busy one block each, in fewer than about 2.7 waves, are split too where the last wave
+// would be under 3/4 full or the rows start at different offsets from B (odd K): then for at
+// least eight waves (FULL_LAST_WAVE and BUSY_SPLIT_WAVES in dispatch.py). Where A is small enough for one trip of every
 // resident thread, the stretches are shorter: one trip per thread. With SPLITS = 1 this is one
 // block per row, stage 4's design, writing C directly; either way it takes rows that start
 // anywhere (any_alignment.cuh).
@@ -101,7 +102,8 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // gap between the two grids. On the H200 (tools/explore/round16, round16.txt, each plan timed
 // both ways in one run, round-robin) the whole call took less time at 5 of the 11 split shapes
 // where A and B are at least 4 times the L2, beyond the quartiles and the 0.84% drift between two
-// timings (0.9 to 2.3%: 64 x 1,000,000, 66.8 against 68.3 us; 1 x 2^26, 128.8 against 130.1), tied
+// timings of that round's record (0.9 to 2.3%: 64 x 1,000,000, 66.75 against 68.32 us; 1 x 2^26,
+// 128.80 against 130.05), tied
 // at the other 6, and took 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x 2^18 (16 x 65,536: 7.3
 // against 8.5 us). With split_k's blocks triggering the reduce as they start it was no faster
 // (round16's MODE 3). Without the reduce at all, the first kernel alone took 1.2 to 4.4% less than

@@ -7,11 +7,13 @@ split_k (make_plan, make_launch), rows aligned and at odd K, from 1.04 to 2.6 wa
 in 1 to 8, against the rule. Checked against float64 and timed round-robin beside torch.matmul and
 the read ceiling (round 7's timing).
 
-What it found (round25/round25.txt): at odd K, more stretches were better at every shape, 6 or 8
-waves' worth at 0.931 to 0.965 of the read ceiling, against the rule's 0.885 to 0.949 (three of six
-under 0.91); aligned, 1 to 8 stretches mostly within 2% of each other, save where the split left a
-part-full last wave of few waves (1,700 x 140,000 in 2: 0.923, against 0.960 unsplit and 0.946 to
-0.953 in 3 to 8). gemvlab/dispatch.py's BUSY_SPLIT_WAVES (8) comes from here.
+What it found (round25/round25.txt): at odd K, splits into 8 waves or more ran at 0.931 to 0.966 of
+the read ceiling, against the rule's (then about 4 waves) 0.885 to 0.949, three of six under 0.91.
+Aligned, unsplit lost where its last wave was nearly empty (1,100 and 1,300 rows: 0.842 and 0.910,
+against up to 0.965 and 0.974 split), and won at 1,700 and 2,700 rows (0.960 and 0.982, last waves 61% and
+56% full), where the rule's 2 stretches gave 0.923 at 1,700 (3.22 waves, the last 22% full) and
+8 waves or more 0.946 to 0.976 at both. gemvlab/dispatch.py's BUSY_SPLIT_WAVES (8) comes from here:
+every split into 8 waves or more, at every shape, ran at 0.931 to 0.976.
 
     python tools/explore/round25.py OUT_DIR
 """

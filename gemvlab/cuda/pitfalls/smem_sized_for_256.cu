@@ -3,8 +3,9 @@
 // This is stage 2 with one change: the shared array is declared with a fixed size of 256
 // floats instead of being sized at launch. With 256 threads it is right. The demo launches
 // it with 1024: threads 256..1023 write past the end of the array's 1 KiB, and past the
-// block's shared memory (compute-sanitizer, notebook 02, reports thread 608 writing at 0xd80,
-// 0x400 + 608 x 4: the array starts after the 1 KiB the system reserves per block on sm_90). What such a write does depends on where it lands; in the demo's run the
+// block's shared memory (compute-sanitizer, notebook 02, reports thread t writing at 0x400 +
+// 4 t, past the end from t = 256 on: the array starts after the 1 KiB the system reserves per
+// block on sm_90; which threads it reports first varies from run to run). What such a write does depends on where it lands; in the demo's run the
 // kernel faulted (notebook 02 shows the error, and compute-sanitizer's first reports of
 // out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
 #include <cuda_runtime.h>
