@@ -247,7 +247,8 @@ nb.steps_table(ctx.recorded, M=2048)
 #   assumption this points at is again notebook 02's fixed round per load (a candidate, not separated). At 256 it is 0.6% slower, within the
 #   quartiles: a tie.
 # - **`__ldcg`** takes 3.9%, 1.4%, 1.9% and 1.7% less time at 32, 64, 128 and 256 threads, each beyond the
-#   quartiles and beyond that 0.85%. One record shows it; it was not repeated in another.
+#   quartiles and beyond that 0.85%. The record before this one measured 3.4, 1.6, 2.0 and 1.5% (the
+#   comment in `04_warp_shuffle.cu`): the same sign in two records.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:

@@ -170,8 +170,9 @@ nb.which_kernel(ctx.recorded)
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
 # - **Few rows** (M = 16 and M = 1): no stage is good. At M = 16 stage 5 trails stage 4 by more than its
-#   smaller grid explains: 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16, at most a
-#   factor of 2, and the gap is larger. At M = 1 both launch one block, and stage 5 is still 2.6x slower. Stage 5 also issues 1 load of A before its first use where
+#   smaller grid explains: 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16, a factor of 2
+#   if time scaled with the busy SMs (an assumption, not measured), and the gap is 3.3x (3.248 against
+#   0.982 ms). At M = 1 both launch one block, and stage 5 is still 2.6x slower. Stage 5 also issues 1 load of A before its first use where
 #   stage 4 with LOADS ≥ 2 issues 2 (notebook 03's SASS count; which LOADS stage 4's best configuration uses
 #   at these shapes is not printed here), and at M = 1 its one block still loads the only row twice
 #   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only

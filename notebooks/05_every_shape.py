@@ -215,9 +215,10 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   `FULL_LAST_WAVE` and `BUSY_SPLIT_WAVES` in `dispatch.py` give the numbers; why odd K loses inside one
 #   wave is not separated). Such rows are split for at least eight waves, so that the last wave is a small
 #   part of the time. Fewer rows are split into stretches for about four waves, but no stretch is shorter than
-#   8,192 floats: rows under 16,384 floats are not split at all, and few long rows can get fewer than four
-#   waves (M = 128, K = 65,536: 8 stretches, one wave). Where the rule does split little data (one trip of
-#   every resident thread, again), the stretches are one trip per thread instead. Where it splits fewer
+#   8,192 floats, save one exception below: rows under 16,384 floats are not split at all, and few long rows
+#   can get fewer than four waves (M = 128, K = 65,536: 8 stretches, one wave). The exception: where the
+#   rule does split little data (one trip of every resident thread, again), the stretches are one trip per
+#   thread, 2,048 floats. Where it splits fewer
 #   than 128 rows and B is more than a quarter of the L2, rows share B in a block: two rows aligned like
 #   B, four otherwise.
 #
@@ -268,9 +269,10 @@ nb.dispatch_misses(ctx.recorded)
 #   keeps one row per block, and each block reads B as scalars; every row's block reads it again. Where B
 #   is larger than a quarter of the L2, rows with odd K share B four to a block: 3 × 50,000,001 and
 #   40 × 6,000,001 reach 0.939 and 0.928 in the table above. At this shape four rows per block took more
-#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`), and so did reading B with the
-#   widest aligned loads its offset allows instead of scalars (`tools/explore/round19` to `round24`; neither
-#   re-run here). What holds it back is not separated.
+#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest
+#   aligned loads its offset allows instead of scalars tied here and lost at 4096 × 4099 and 300 × 100,003
+#   (round 24, the comment in `any_alignment.cuh`; neither re-run here). What holds it back is not
+#   separated.
 # - **Row tiles**: 2,000,000 × 45 (0.893), 6,000,000 × 17 (0.883), 3,000,000 × 33 (0.863) and
 #   10,000,000 × 8 (0.908, at the mark within its quartiles: 0.904 to 0.912; 0.75 in an exploration before
 #   tiles of rows this short held two rows per thread, `row_tiles.cu`'s comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.921 and 0.919). In the

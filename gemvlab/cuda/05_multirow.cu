@@ -3,9 +3,9 @@
 // Change from stage 4: a block computes ROWS neighbouring rows. Each trip round
 // the loop a thread loads one float4 of B and the float4s at the same column
 // of its ROWS rows of A, so every B load serves ROWS rows and the ROWS loads of A
-// are independent: all could be in flight at once, though the compiled code
-// issues fewer before the first use (1 for ROWS up to 4: notebook 04 counts
-// them in the SASS). A is read past the L1 (__ldcg), as in stage 4.
+// are independent: all could be in flight at once, though for ROWS >= 2 the
+// compiled code issues fewer before the first use (1 for ROWS 1 to 4: notebook
+// 04 counts them in the SASS). A is read past the L1 (__ldcg), as in stage 4.
 //
 // When it pays: where rows are short (K = 128: stages 2 to 4 all take about
 // the same time there whatever their loads, as a cost per block would make
@@ -41,8 +41,8 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         const float4 b = b4[i];  // loaded once, used ROWS times
         float4 a[ROWS];
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use (ptxas issues
-            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // fewer first: see above); rows past the end re-read the last
+        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use (for ROWS >= 2 ptxas
+            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // issues fewer first: see above); rows past the end re-read the last
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             acc[r] += a[r].x * b.x + a[r].y * b.y + a[r].z * b.z + a[r].w * b.w;

@@ -28,12 +28,13 @@
 // the indexing (tools/explore/round13/bank-passes.txt), that takes K = 32 from 32 passes to 1, K
 // = 16 from 16 to 2, K = 8 from 8 to 4 and K = 64 (G = 2) from 16 to 2; but with G = 2 at K = 50
 // it makes 2.32 passes where the plain order has 1, and odd K with G = 2 (33, 45, 63) takes about
-// 2 either way. Timed (tools/explore/round14/round14.txt: this kernel with the start column as a
+// 2 in the plain order, which this kernel keeps at an odd stride. Timed (tools/explore/round14/round14.txt: this kernel with the start column as a
 // template argument, at the tile sizes the rule picks): without the rotation the kernel took 4.3
 // times as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and
 // 6,000,000 x 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the
 // rotation (2.32 passes counted) and the plain order (1 pass) tied (0.6% apart, beyond their
-// quartiles but within the 0.84 to 0.85% drift between two timings of one record, notebook 03); the
+// quartiles but within the drift between two timings of one record: 0.85% in notebook 03, 0.84% in
+// the exploration's own record); the
 // rotation is kept there, one rule for every even stride. At odd K (there an odd row stride,
 // where this kernel does not rotate), a start column chosen to spread the banks tied at K = 45
 // and took 3.5% more time at K = 33: removing the passes counted there did not pay in that

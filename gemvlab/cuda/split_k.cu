@@ -9,9 +9,10 @@
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
 // and long but few rows may get fewer than four waves): with 8 blocks resident per SM on 132
 // SMs, M = 1 and K = 2^26 get 4224 stretches. Rows that keep at least half of each SM's warp
-// slots busy one block each, in fewer than about 2.7 waves, are split too where the last wave
-// would be under 3/4 full or the rows start at different offsets from B (odd K): then for at
-// least eight waves (FULL_LAST_WAVE and BUSY_SPLIT_WAVES in dispatch.py). Where A is small enough for one trip of every
+// slots busy one block each, in fewer than about 2.7 waves, are split too where they need more
+// than one wave and the last would be under 3/4 full, or where the rows start at different
+// offsets from B (odd K, even in one wave): then for at least eight waves (FULL_LAST_WAVE and
+// BUSY_SPLIT_WAVES in dispatch.py). Where A is small enough for one trip of every
 // resident thread, the stretches are shorter: one trip per thread. With SPLITS = 1 this is one
 // block per row, stage 4's design, writing C directly; either way it takes rows that start
 // anywhere (any_alignment.cuh).
@@ -98,11 +99,11 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // On sm_90 and later the launcher starts this kernel as a programmatic dependent launch. split_k
 // does not trigger it early, so no reduce block runs beside a split_k block: the GPU may launch
 // the reduce once split_k's last block has exited, before split_k's grid has completed and its
-// writes are flushed, and the reduce waits here until they are visible. What that saves is the
-// gap between the two grids. On the H200 (tools/explore/round16, round16.txt, each plan timed
+// writes are flushed, and the reduce waits here until they are visible. What it is meant to
+// save is the gap between the two grids (not measured apart from the whole call). On the H200 (tools/explore/round16, round16.txt, each plan timed
 // both ways in one run, round-robin) the whole call took less time at 5 of the 11 split shapes
 // where A and B are at least 4 times the L2, beyond the quartiles and the 0.84% drift between two
-// timings of that round's record (0.9 to 2.3%: 64 x 1,000,000, 66.75 against 68.32 us; 1 x 2^26,
+// timings of that round's record (0.9 to 2.3%; e.g. 64 x 1,000,000, 66.75 against 68.32 us; 1 x 2^26,
 // 128.80 against 130.05), tied
 // at the other 6, and took 12 to 14% less at 1 x 2^20, 16 x 65,536 and 4 x 2^18 (16 x 65,536: 7.3
 // against 8.5 us). With split_k's blocks triggering the reduce as they start it was no faster
