@@ -285,12 +285,12 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
                 f"{BUSY_WARPS:.0%} of the slots (the threshold the exploration chose)")
         waves = M / slots
         last = waves - math.ceil(waves) + 1  # how full the last wave is
-        if most == 1 or waves >= SPLIT_BELOW_WAVES or (rows_alike and (waves <= 1 or last >= FULL_LAST_WAVE)):
+        fills = rows_alike and (waves <= 1 or last >= FULL_LAST_WAVE)  # one block per row fills its waves
+        if most == 1 or waves >= SPLIT_BELOW_WAVES or fills:
+            too_short = not fills and waves < SPLIT_BELOW_WAVES  # so most == 1
             why.append(busy + ", " + (
                 "in one wave" if waves <= 1 else f"in {waves:.2f} waves of {slots}, the last {last:.0%} full")
-                + ": one block per row" + (f" (rows under {2 * MIN_CHUNK:,} floats are not split)" if most == 1 and
-                                           waves < SPLIT_BELOW_WAVES and not (rows_alike and (
-                                               waves <= 1 or last >= FULL_LAST_WAVE)) else ""))
+                + ": one block per row" + (f" (rows under {2 * MIN_CHUNK:,} floats are not split)" if too_short else ""))
             return 1, why
         s = min(most, -(-BUSY_SPLIT_WAVES * slots // M))
         why.append(busy + ", but " + (
