@@ -1,0 +1,42 @@
+"""Build, on a machine without a GPU, every library tools/explore/round26.py loads, into
+$GEMVLAB_CACHE (gemvlab's kernels and pitfalls included), so that the device run only loads them:
+
+    CUDA_HOME=/usr/local/cuda GEMVLAB_CACHE=/tmp/gc TORCH_CUDA_ARCH_LIST=9.0 python tools/explore/prebuild26.py
+    mkdir -p .gpucache && cp -r /tmp/gc/torch<here>-cu13.0 .gpucache/torch<device's torch>-cu13.0
+
+(the cache's folder is named by torch's version; the device has its own torch, session 15: 2.11.0),
+then run with GEMVLAB_CACHE=$PWD/.gpucache and carry [".gpucache"]. Each build's headers are the
+ones its round's script passes; a change to any of them changes the hash, so rebuild after one.
+"""
+from pathlib import Path
+
+from gemvlab import build, kernels
+
+here = Path(__file__).parent
+cuda = here.parent.parent / "gemvlab" / "cuda"
+
+
+def text(path):
+    return Path(path).read_text()
+
+
+kernels.build_all()
+for p in sorted((cuda / "pitfalls").glob("*.cu")):
+    build.build(p.stem, p.read_text())
+before = here / "round7" / "before"
+for name in ("split_k", "rows_per_warp"):  # round7.py, which every later round imports
+    build.build(f"before_{name}", text(before / f"{name}.cu"), headers={"any_alignment.cuh": text(before / "any_alignment.cuh")})
+gemvlab_headers = {n: text(cuda / n) for n in ("split_k.cu", "any_alignment.cuh", "launch_args.cuh")}
+old_tiles = {"row_tiles.cu": text(here / "round19" / "row_tiles.cu")}
+build.build("round19", text(here / "round19.cu"), headers={**gemvlab_headers, **old_tiles})
+build.build("round20", text(here / "round20.cu"), headers={"round19.cu": text(here / "round19.cu"), **old_tiles,
+                                                          **gemvlab_headers})
+build.build("round24", text(here / "round24.cu"), headers={"round20.cu": text(here / "round20.cu"),
+                                                          "round19.cu": text(here / "round19.cu"), **old_tiles,
+                                                          **gemvlab_headers})
+for which in ("before", "now"):
+    build.build(f"{which}24_split_k", text(here / "round24" / which / "split_k.cu"),
+                headers={"any_alignment.cuh": text(here / "round24" / which / "any_alignment.cuh"),
+                         "launch_args.cuh": text(cuda / "launch_args.cuh")})
+build.build("round26", text(here / "round26.cu"), headers=gemvlab_headers)
+print("built into the cache")
