@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 import torch
 
 from . import checks, occupancy
-from .kernels import ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, split_k_variant, stage_occupancy
+from .kernels import (ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, row_tiles_variant, split_k_variant,
+                      stage_occupancy)
 
 # The rule's constants, from the H200 exploration in tools/explore/h200-dispatch-round1.txt
 # (every candidate plan timed round-robin beside torch.matmul and the read ceiling, 16 shapes).
@@ -325,7 +326,7 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         grid = -(-M // (block // lanes_per_row))
         occ_kernel, chunk, splits, loads, rows_per_block = ROWS_PER_WARP, 0, 1, 4, 1
     elif kernel == "row_tiles":
-        variant, b_vec = lanes_per_row + 64 * (rows_per_group - 1), False
+        variant, b_vec = row_tiles_variant(lanes_per_row, rows_per_group), False
         grid = -(-M // (block // lanes_per_row * rows_per_group))
         occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
     else:
@@ -382,7 +383,7 @@ def variants_in_use() -> dict:
                 (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
                 (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
-            "row_tiles": tuple(sorted({g + 64 * (r - 1) for _, _, g, r in TILE_ROWS}))}
+            "row_tiles": tuple(sorted({row_tiles_variant(g, r) for _, _, g, r in TILE_ROWS}))}
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:

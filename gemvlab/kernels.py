@@ -66,8 +66,9 @@ class Stage:
             return f"{self.kernel}<{loads}, {'true' if b_vec else 'false'}, {rows}>"
         if self.name == "rows_per_warp":  # variant = G * 2 + B_VEC
             return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
-        if self.name == "row_tiles":  # variant = G + 64 * (R - 1)
-            return f"{self.kernel}<{v % 64}, {v // 64 + 1}>"
+        if self.name == "row_tiles":
+            lanes, rows = row_tiles_template(v)
+            return f"{self.kernel}<{lanes}, {rows}>"
         return f"{self.kernel}<{v}{self.template_suffix}>"
 
     def grid(self, M: int, block: int, variant: int) -> int:
@@ -138,6 +139,16 @@ def split_k_template(variant: int) -> tuple[int, bool, int]:
     return variant % 16 // 2, bool(variant % 2), variant // 16
 
 
+def row_tiles_variant(lanes_per_row: int, rows_per_group: int) -> int:
+    """row_tiles' variant number, as its launcher's switch reads it: G + 64 * (R - 1)."""
+    return lanes_per_row + 64 * (rows_per_group - 1)
+
+
+def row_tiles_template(variant: int) -> tuple[int, int]:
+    """(G, R), row_tiles' template arguments, from its variant number."""
+    return variant % 64, variant // 64 + 1
+
+
 SPLIT_K_VARIANTS = tuple(split_k_variant(rows, loads, b) for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1),
                                                                             (4, 2)) for b in (0, 1))
 SPLIT_K = Stage(0, "split_k", "K split into stretches, a block per stretch of one or more rows, then a fixed-order reduce",
@@ -153,7 +164,8 @@ ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per war
 ROW_TILES = Stage(0, "row_tiles", "a block loads its rows as one flat stretch, then G lanes sum each row",
                   "row_tiles.cu", "launch_row_tiles", "gemv_row_tiles", block_rule="multiple of 32",
                   float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1)",
-                  variants=(1, 2, 4, 8, 16, 32, 65), default_variant=2, role="dispatch")
+                  variants=tuple(row_tiles_variant(g, r) for g, r in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (1, 2))),
+                  default_variant=2, role="dispatch")
 DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP, ROW_TILES)
 
 #: Not a stage: one thread chasing pointers, for the memory latency (gemvlab.latency).

@@ -10,7 +10,7 @@ import torch
 
 
 def main() -> int:
-    from . import dispatch
+    from . import dispatch, kernels
     from .bench import reference, relative_error
 
     device = dispatch.Device.of()
@@ -28,7 +28,7 @@ def main() -> int:
             plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits, rows_per_block=rows)
                       for rows in (2, 4) for loads in (1, 2) for block, splits in ((256, 3), (64, 1))]
             plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g, rows_per_group=r)
-                      for g, r in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (1, 2)) for block in (128, 256)
+                      for g, r in map(kernels.row_tiles_template, kernels.ROW_TILES.variants) for block in (128, 256)
                       if dispatch.tile_fits(block // g * r, K, K) and K <= dispatch.TILE_MAX_K]
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))
             ref = reference(A, B)
