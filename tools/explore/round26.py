@@ -1,5 +1,5 @@
 """Exploration round 26 on the H200 (issue 9, not part of gemvlab), logged in round26/round26.txt.
-Written at the end of session 15, not yet run.
+Written at the end of session 15, run in session 16.
 
 The misses session 15's record left (tools/explore/final15/second):
 * part A, 64 x 1,000,003 (0.894) and other shapes where split_k keeps one row per block with B not
@@ -12,6 +12,16 @@ The misses session 15's record left (tools/explore/final15/second):
   block and G and with half the block, against the rule: is there a rule in K for it?
 Every candidate is checked against float64 and timed round-robin beside the rule, torch.matmul and
 the read ceiling (round 7's timing).
+
+What it found (round26/round26.txt): part A, B in shared memory lost or tied everywhere: 2 loads at
+8 blocks per SM took 1.1% more time than the rule at 64 x 1,000,003 (70.05 against 69.28 us), 0.6
+to 1.5% more at four other shapes, 5.8% more at 4,096 x 4,099, and 1.7% less only at 500 x
+1,000,001 (474.3 against 482.4 us, torch.matmul 472.2); 1 load and 5 blocks per SM lost
+everywhere. Not adopted. Part B: at M = 90,000,000 / K, the rule's row tiles ran under 0.91 of
+the read ceiling at most odd K (0.79 at K = 39, 0.85 to 0.89 at 9, 11, 17, 19, 33 to 47). Two rows
+per thread in larger tiles took 2 to 5% less time at K = 11 and 17 to 23, 3 and 10% less at 37 and
+39, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63: no rule in K that a mechanism explains.
+Not adopted.
 
     python tools/explore/round26.py OUT_DIR
 """
