@@ -121,6 +121,16 @@ SPLIT_BELOW_WAVES = 8 / 3
 #: K is split into stretches for about this many waves of blocks (4 waves beat 1 at M = 16, 50,
 #: 64 and 128, by 2 to 11%; at M = 1 they were 2% slower than 1).
 TARGET_WAVES = 4
+#: ... and for about this many where the rows start at different offsets from B (odd K). In
+#: tools/explore/round27/round27.txt (gemvlab's split_k, one run, 2 to 16 waves), at 8 such shapes
+#: of 32 to 500 rows, 12 waves or more (or as many as MIN_CHUNK allows) ran faster than 4 at every
+#: one: 500 x 1,000,001 at 0.954 of the read ceiling against 0.916 (torch.matmul 0.937), 200 x
+#: 2,000,001 0.942 against 0.899, 128 x 2,097,153 0.924 against 0.900, 100 x 1,000,001 0.918
+#: against 0.894, 64 x 1,000,003 0.897 against 0.885. Aligned rows are left at TARGET_WAVES: there
+#: 500 x 1,000,000 gained too (0.982 against 0.943) but 64 x 1,000,000 lost (0.909 against 0.915),
+#: and the sweep's shapes were not timed at more waves; nor were blocks of several rows (split_k's
+#: ROWS), which keep TARGET_WAVES.
+UNEVEN_WAVES = 12
 #: A stretch is at least this many floats, so that a block's work is much more than its start
 #: and its reduction.
 MIN_CHUNK = 8192
@@ -267,7 +277,8 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
     """How many stretches to cut each row into: none when the rows alone keep enough warps busy
     (`warps_per_sm` from one block per row, against the SM's `max_warps`) and their blocks fill
     their waves (see FULL_LAST_WAVE), else, for such busy rows, enough for BUSY_SPLIT_WAVES waves
-    of `slots` blocks (SMs x blocks per SM), and for fewer rows about TARGET_WAVES waves; always
+    of `slots` blocks (SMs x blocks per SM), and for fewer rows about TARGET_WAVES waves (UNEVEN_WAVES
+    for one row per block where the rows are not alike); always
     stretches of at least MIN_CHUNK floats, and a stretch of B small enough for the L2 when
     several blocks share it. With `rows_per_block` rows in a block, a stretch
     takes ceil(M / rows_per_block) blocks. `rows_alike`: every row starts at the same offset from
@@ -301,14 +312,18 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
             + f": {s} stretches per row make {M * s:,} blocks, {M * s / slots:.1f} waves (at least "
               f"{BUSY_SPLIT_WAVES}, so the last is a small part)")
         return s, why
-    s = min(most, max(least, (TARGET_WAVES * slots) // M, 1))
+    uneven = not rows_alike and rows_per_block == 1  # blocks of several rows were not timed at more waves
+    target = UNEVEN_WAVES if uneven else TARGET_WAVES
+    s = min(most, max(least, (target * slots) // M, 1))
     why.append(f"{rows:,} rows alone give each SM {warps_per_sm:.1f} resident warps (of {max_warps}), fewer than "
                f"{BUSY_WARPS:.0%} of the slots: {s} stretches per row make {M * s:,} blocks"
                + (f" of {rows_per_block} rows" if rows_per_block > 1 else "") + ", about "
                f"{M * s / slots:.1f} waves of {slots}"
+               + ("" if not uneven else f" (aimed at {UNEVEN_WAVES}, not {TARGET_WAVES}: rows at different "
+                                        "offsets from B, whose blocks may end unevenly)")
                + (f" (stretches of at least {MIN_CHUNK:,} floats allow at most {most})" if s == most else ""))
     if s > 1 and rows * K <= slots * ONE_TRIP:
-        s = min(max(1, K // ONE_TRIP), max(s, (TARGET_WAVES * slots) // M))
+        s = min(max(1, K // ONE_TRIP), max(s, (target * slots) // M))
         why.append(f"A ({rows * K:,} floats) fits in one trip of the {slots * SPLIT_BLOCK:,} resident threads: "
                    f"{s} stretches instead, of about {-(-K // s):,} floats (one trip per thread)")
     return s, why

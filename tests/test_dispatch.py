@@ -117,6 +117,21 @@ def test_few_rows_are_split_into_about_four_waves():
         assert "stretches" in p.describe()
 
 
+def test_few_rows_at_different_offsets_from_b_are_split_into_about_twelve_waves():
+    """Odd K, one row per block: UNEVEN_WAVES (12) instead of TARGET_WAVES, or as many stretches as
+    MIN_CHUNK allows. Aligned rows, and blocks of several rows, keep about four waves."""
+    for M, K, S in ((500, 1_000_001, 25), (200, 2_000_001, 63), (128, 2_097_153, 99), (100, 1_000_001, 122),
+                    (64, 1_000_003, 122)):
+        p = choose(M, K)
+        assert (p.kernel, p.splits, p.rows_per_block, p.b_vec) == ("split_k", S, 1, False), (M, K, p.describe())
+        assert f"aimed at {dispatch.UNEVEN_WAVES}" in p.describe()
+        waves = p.grid / (132 * 8)
+        assert waves <= dispatch.UNEVEN_WAVES and (waves > dispatch.UNEVEN_WAVES - 1 or S == K // dispatch.MIN_CHUNK)
+    assert choose(500, 1_000_000).splits == 8 and choose(128, 1 << 21).splits == 33  # aligned: about 4 waves
+    assert choose(3, 50_000_001).splits == 2112  # four rows per block: about 4 waves
+    assert "aimed at" not in choose(500, 1_000_000).describe()
+
+
 def test_few_rows_aligned_like_b_share_a_large_b_two_rows_per_block():
     for M, K in ((2, 40_000_000), (3, 50_000_000), (16, 1 << 24), (50, 5_000_000), (127, 1 << 22)):
         p = choose(M, K)

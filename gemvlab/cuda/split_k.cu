@@ -8,7 +8,9 @@
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,
 // and long but few rows may get fewer than four waves): with 8 blocks resident per SM on 132
-// SMs, M = 1 and K = 2^26 get 4224 stretches. Rows that keep at least half of each SM's warp
+// SMs, M = 1 and K = 2^26 get 4224 stretches. One row per block with rows at different offsets
+// from B (odd K) gets about twelve waves instead (UNEVEN_WAVES in dispatch.py: there 12 waves or
+// more ran faster than 4 at 8 of 8 shapes timed, 32 to 500 rows). Rows that keep at least half of each SM's warp
 // slots busy one block each, in fewer than about 2.7 waves, are split too where they need more
 // than one wave and the last would be under 3/4 full, or where the rows start at different
 // offsets from B (odd K, even in one wave): then for at least eight waves (FULL_LAST_WAVE and
