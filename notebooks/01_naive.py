@@ -293,7 +293,7 @@ nb.look_back(ctx, upto=1)
 
 # %% [markdown]
 # The block-size table above shows where the model holds and how far. From 32 to 128 threads it is 1.07 to
-# 1.17 times optimistic (the ratio column; 1.07 in the look-back, from the stage table's timing), more so as the same 64 warps share fewer SMs (at 128 threads, 4
+# 1.16 times optimistic (the ratio column; 1.07 in the look-back, from the stage table's timing), more so as the same 64 warps share fewer SMs (at 128 threads, 4
 # per SM): the *implied latency* grows while the model's round stays fixed. One candidate for that growth,
 # not measured here: the model adds each warp's L1 lookups to its own latency as if the warps sharing an
 # SM's L1 never waited for one another. It cannot explain the 7% at 32 threads (the sweep and the look-back), where each busy SM holds

@@ -65,7 +65,7 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
 #   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
-#   SMs idle. The model is optimistic here (the ratio column, 1.42 and 1.43). Candidates, not separated: a
+#   SMs idle. The model is optimistic here (the ratio column, 1.33 and 1.43). Candidates, not separated: a
 #   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
 #   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
@@ -73,8 +73,9 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.252 ms is not faster than stage 4's
-#   0.250 at 1024 threads, in notebook 04's guide). It fails when the rows are a small fraction of the
+#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is 1.9% faster than stage 4's
+#   0.254 at 1024 threads in notebook 04's guide, beyond their quartiles and the 0.55% drift of notebook 03:
+#   a difference in this run, where the record before had them tied). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -92,8 +93,8 @@ nb.show_source("split_k")
 
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
-# directly. How many stretches: enough for about four waves of blocks where rows are few (the rule, below,
-# gives busy rows that it splits at least eight). With `ROWS` > 1 a block takes the same
+# directly. How many stretches: enough for about four waves of blocks where rows are few, twelve where they
+# also start at different offsets from B (the rule, below, gives busy rows that it splits at least eight). With `ROWS` > 1 a block takes the same
 # stretch of several rows, stage 5's idea: it loads each float4 of B once for all of them. Where the rows
 # do not start at B's offset from a 16-byte boundary (odd K, views), it loads B's float4s aligned and
 # shifts them into place for each row with warp shuffles (`dot_rows_shuffled` in `any_alignment.cuh`,
@@ -214,7 +215,10 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   0.91 of the read ceiling in the explorations, in some shapes slower than torch.matmul (the comments on
 #   `FULL_LAST_WAVE` and `BUSY_SPLIT_WAVES` in `dispatch.py` give the numbers; why odd K loses inside one
 #   wave is not separated). Such rows are split for at least eight waves, so that the last wave is a small
-#   part of the time. Fewer rows are split into stretches for about four waves, but no stretch is shorter than
+#   part of the time. Fewer rows are split into stretches for about four waves (about twelve where the rows,
+#   one per block, start at different offsets from B: round 27 found 12 waves or more faster than 4 at all 8
+#   such shapes it timed, 0.954 of the read ceiling against 0.916 at 500 × 1,000,001; `UNEVEN_WAVES`), but
+#   no stretch is shorter than
 #   8,192 floats, save one exception below: rows under 16,384 floats are not split at all, and few long rows
 #   can get fewer than four waves (M = 128, K = 65,536: 8 stretches, one wave). The exception: where the
 #   rule does split little data (one trip of every resident thread, again), the stretches are one trip per
@@ -223,7 +227,7 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round25`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round27`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -249,7 +253,10 @@ _ = plots.plot_dispatch(ctx.recorded)
 # 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14). The last
 # ten (1,100 × 240,000 to 1,700 × 140,000) came with the rule's split for a part-full last wave and row
 # tiles' two rows per thread, from the explorations that chose them (`tools/explore/round19` to
-# `round25`): most are shapes the rule before missed, and 1,700 × 140,000 one where a split can lose:
+# `round25`): most are shapes the rule before missed, and 1,700 × 140,000 one where a split can lose. The
+# last four came with this record (round 27, `tools/explore/round27`): 200 × 2,000,001 and 100 × 1,000,001,
+# few rows with odd K of the kind it now splits for about twelve waves, and row tiles at K = 19 and 39,
+# where it found the rule under the bar:
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -264,31 +271,40 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# Five are bandwidth misses, one a torch.matmul miss:
-# - **64 × 1,000,003** (0.894): few long rows with odd K. B (4 MB) sits well inside the L2, so the rule
-#   keeps one row per block, and each block reads B as scalars; every row's block reads it again. Where B
-#   is larger than a quarter of the L2, rows with odd K share B four to a block: 3 × 50,000,001 and
-#   40 × 6,000,001 reach 0.939 and 0.928 in the table above. At this shape four rows per block took more
-#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest
-#   aligned loads its offset allows instead of scalars tied here and lost at 4096 × 4099 and 300 × 100,003
-#   (round 24, the comment in `any_alignment.cuh`; neither re-run here). What holds it back is not
-#   separated.
-# - **Row tiles**: 2,000,000 × 45 (0.893), 6,000,000 × 17 (0.883), 3,000,000 × 33 (0.863) and
-#   10,000,000 × 8 (0.908, at the mark within its quartiles: 0.904 to 0.912; 0.75 in an exploration before
-#   tiles of rows this short held two rows per thread, `row_tiles.cu`'s comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.921 and 0.919). In the
-#   explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to `round24`, not re-run here), a
-#   start column that removes the shared-memory bank passes counted at odd K did not pay, nor a sum with
-#   half the instructions per float; two rows per thread in tiles larger than 4,096 floats took 4.5% less
-#   time at K = 17 and 1.7% at K = 33, and more at five other K (a larger tile alone, 8,192 floats, was
-#   slower at 7 of 9 shapes). What limits these shapes is not
-#   separated.
-# - **500 × 1,000,001**: 0.98x torch.matmul (481.8 against 472.4 us, beyond the quartiles), at 0.918 of
-#   the read ceiling's bandwidth. In an exploration, B read with the widest loads and 4 loads per thread
-#   took 2.9% less time here (`tools/explore/round21`), but that kernel lost at other shapes (round 24):
-#   not adopted.
+# Seven are bandwidth misses, one a torch.matmul miss:
+# - **1024 × 1,048,576**: 0.99x torch.matmul (955.3 against 944.2 us, beyond the quartiles), at 0.963 of
+#   the read ceiling's bandwidth. Its 1,024 rows make 0.97 of one wave of 1,056 blocks, all starting at
+#   the same offset from B, so the rule keeps one block per row. The record before had it at 1.00x (962.8
+#   against 964.0 us): between the two, torch.matmul's time moved by 2.1% and gemv's by 0.8%. Whether a
+#   split would pay here is not measured.
+# - **64 × 1,000,003** (0.906): few long rows with odd K. The rule splits such rows for about twelve waves
+#   (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8 such shapes timed), but
+#   stretches of at least 8,192 floats allow only 122 stretches here (7.4 waves); the record before, at 66
+#   stretches, had 0.894. B (4 MB) sits well inside the L2, so the rule keeps one row per block, and each
+#   block reads B as scalars; every row's block reads it again. Where B is larger than a quarter of the L2,
+#   rows with odd K share B four to a block: 3 × 50,000,001 and 40 × 6,000,001 reach 0.944 and 0.942 in
+#   the table above. At this shape four rows per block took more time in an exploration (the comment on
+#   `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest aligned loads its offset allows instead of
+#   scalars tied here and lost at 4096 × 4099 and 300 × 100,003 (round 24, the comment in
+#   `any_alignment.cuh`), and B staged in shared memory took 1.1% more time here (round 26); none re-run
+#   here. What holds it back is not separated.
+# - **Row tiles**: 2,000,000 × 45 (0.894), 6,000,000 × 17 (0.873), 3,000,000 × 33 (0.867), 4,736,842 × 19
+#   (0.871), 2,307,692 × 39 (0.800) and 10,000,000 × 8 (0.909, at the mark within its quartiles: 0.905 to
+#   0.913; 0.75 in an exploration before tiles of rows this short held two rows per thread, `row_tiles.cu`'s
+#   comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.931 and 0.926). These are not the exception:
+#   in round 27, at M = 90,000,000 / K, the rule ran under 0.91 of the read ceiling at 52 of the 57 K from
+#   8 to 64 (0.78 at K = 39). In the explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to
+#   `round27`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
+#   K did not pay, nor a sum with half the instructions per float (round 20), nor one without the per-column
+#   index checks (round 27: 2 to 5% less time at K = 17 to 23 and 39, more at 18 other odd K); two rows per
+#   thread in tiles larger than 4,096 floats took 1 to 10% less time at K = 11, 17 to 23 and 33 to 39, about
+#   the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63 (round 26). What limits
+#   these shapes is not separated.
 #
-# In kernel time per launch no other shape is slower than torch.matmul (a whole call from Python is another
-# matter: the next section); the closest is 1024 × 1,048,576 (0.9628 against 0.9640 ms).
+# 500 × 1,000,001, slower than torch.matmul in the record before (0.98x, split for about four waves in 8
+# stretches), runs at 1.02x and 0.983 of the read ceiling in 25 stretches. In kernel time per launch no other
+# shape is slower than torch.matmul beyond the quartiles (a whole call from Python is another matter: the
+# next section); the closest is 123,457 × 777 (96.6 against 96.8 us, a tie).
 #
 # ## The cost of a call
 #
@@ -307,14 +323,14 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is about 1.7 and 4.5 times the same kernel's time in the explorer table (33.4 against 20.2 us at
-# 4096 × 4096, 25.9 against 5.8 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# GPU. It is about 1.5 and 3.7 times the same kernel's time in the explorer table (30.8 against 20.2 us at
+# 4096 × 4096, 22.8 against 6.1 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
 # the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
 # state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
-# 3.6 us less than a whole torch.matmul call at 4096 × 4096 and 0.5 us less at 1024 × 1024; these are
+# 3.9 us less than a whole torch.matmul call at 4096 × 4096 and 0.2 us less at 1024 × 1024; these are
 # unpaired medians, so this run does not show a difference either way.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# 13.9 us, against that kernel's 5.8 us in the explorer table, so back-to-back calls of that size may
+# 11.9 us, against that kernel's 6.1 us in the explorer table, so back-to-back calls of that size may
 # spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
@@ -349,14 +365,15 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.12 times its time (the ratio column). The largest is at 4096 × 4099 (1.12), a 21-us shape where the
-# assumed 3.9 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
+# to 1.11 times its time (the ratio column). The largest is at 4096 × 4099 (1.11), a 21-us shape where the
+# assumed 4.2 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
 # (taken from one tiny shape) and no cost per block; which one fails is not separated. The aligned
-# 4096 × 4096 took 0.0202 ms in the explorer table against 0.0209 ms for 4096 × 4099 in the sweep,
-# quartiles overlapping: a tie, so this run does not show the odd K to be the cause. Next is
-# 2,097,152 × 128 (1.04), a shape of many short rows, where the model's missing cost per block is again
-# the candidate (notebook 04's short rows). At 16384 × 16384 and 262,144 × 1024 the measurement is within
-# 0.3% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
+# 4096 × 4096 took 0.0202 ms in the explorer table against 0.0206 ms for 4096 × 4099 in the sweep,
+# quartiles overlapping: a tie, so this run does not show the odd K to be the cause. Next, at 1.04, are
+# four shapes: 2,097,152 × 128, of many short rows, where the model's missing cost per block is again
+# the candidate (notebook 04's short rows), and 16 × 16,777,216, 128 × 2,097,152 and 1024 × 262,144, of
+# 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and 262,144 × 1024 the measurement is within
+# 0.7% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
 # whether it accounts for them is not shown; its missing per-block cost, per-SM limit and cost for rows
 # that do not start aligned are the candidates.
 #

@@ -33,8 +33,8 @@
 // times as long at 4,000,000 x 32 (555.2 against 130.4 us), 2.4 times at 3,000,000 x 64 and
 // 6,000,000 x 16, 1.5 times at 5,000,000 x 24 and 1.2 times at 10,000,000 x 8. At K = 50 the
 // rotation (2.32 passes counted) and the plain order (1 pass) tied (0.6% apart, beyond their
-// quartiles but within the drift between two timings of one record: 0.85% in notebook 03, 0.84% in
-// the exploration's own record); the
+// quartiles but within the drift between two timings of one record: 0.85% in session 15's record,
+// 0.84% in the exploration's own record); the
 // rotation is kept there, one rule for every even stride. At odd K (there an odd row stride,
 // where this kernel does not rotate), a start column chosen to spread the banks tied at K = 45
 // and took 3.5% more time at K = 33: removing the passes counted there did not pay in that

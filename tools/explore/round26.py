@@ -19,8 +19,9 @@ from 0.6% less (100 x 1,000,001) to 1.7% more at five other shapes, 5.8% more at
 and 1.7% less at 500 x 1,000,001 (474.3 against 482.4 us, torch.matmul 472.2); 1 load and 5
 blocks per SM lost everywhere. Not adopted. Part B: at M = 90,000,000 / K, the rule's row tiles ran under 0.91 of
 the read ceiling at most odd K (0.79 at K = 39, 0.85 to 0.89 at 9, 11, 17, 19, 33 to 47). Two rows
-per thread in larger tiles took 2 to 5% less time at K = 11 and 17 to 23, 3 and 10% less at 37 and
-39, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63: no rule in K that a mechanism explains.
+per thread in larger tiles took 1 to 5% less time at K = 11 and 17 to 23, 1 to 10% less at 33 to 39
+(10% at 39), about the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63: no
+rule in K that a mechanism explains.
 Not adopted.
 
     python tools/explore/round26.py OUT_DIR
