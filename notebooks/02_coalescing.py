@@ -223,7 +223,7 @@ nb.pitfall(ctx, "missing_sync")
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
 # there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
 # one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, some rows
-# were NaN (13 in the run above), which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
+# were NaN (8 in the run above), which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
 # bits the race read were not left by that kernel (where its blocks landed is not measured). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:

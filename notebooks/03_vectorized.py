@@ -164,7 +164,7 @@ nb.predict(ctx, "warp_shuffle", 32)
 
 # %% [markdown]
 # At 256 threads stage 3 already had more than enough in flight (64 warps per SM, as in its prediction earlier in
-# this notebook at 512 threads: 4.12 MiB), so
+# this notebook at 256 threads: 4.12 MiB), so
 # the model expects no gain from loads in flight there. At 64 threads it predicts the read ceiling for stage 3
 # too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.741 ms predicted for
 # stage 3 and 1.840 for stage 4 there (the lines above).
@@ -249,7 +249,7 @@ nb.steps_table(ctx.recorded, M=2048)
 #   two passes at the headline shape, not independent runs). At 64 and 256 threads (1.2% and 0.1% less)
 #   the quartiles overlap: ties. The two records before this one measured 3.9, 1.4, 1.9 and 1.7%, and
 #   3.4, 1.6, 2.0 and 1.5%, at 32, 64, 128 and 256 threads (the comment in `04_warp_shuffle.cu`): less
-#   time in all three records at every block size, by more at 32 threads than elsewhere.
+#   time at 32 and 128 threads in all three records (ties at 64 and 256 in this one), by most at 32.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:

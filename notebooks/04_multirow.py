@@ -60,7 +60,7 @@ nb.two_numbers(ctx)
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
 # reusing B could save mostly L2 and L1 traffic (expected; the counters further down show stage 5's L1
 # sectors falling but its L2 sectors rising, at 1024 threads against stage 4's 256). The memory bytes it could save are B's re-reads from DRAM: in
-# the counters further down, each kernel reads 20 to 66 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
+# the counters further down, each kernel reads 37 to 68 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -261,10 +261,10 @@ nb.spread(ctx)
 nb.compare_rows(ctx.doc, "warp_shuffle", "multirow")
 
 # %% [markdown]
-# They tie, and both measured 1.03 times the model's time (the look-back above). The assumption that fails
-# is the one notebook 03 names: a kernel reading A at the read ceiling is taken to pay nothing for B's
-# re-reads from the L1 and L2, its reduction or its launch. Which of these makes the 3% is not separated
-# here.
+# They tie, and both measured 1.03 times the model's time (the look-back above). The candidates are the
+# assumptions notebook 03 names: a kernel reading A at the read ceiling is taken to pay nothing for B's
+# re-reads from the L1 and L2, its reduction or its launch, and waves are taken to run in lockstep.
+# Which of these makes the 3% is not separated here.
 #
 # ## The whole story
 #

@@ -74,8 +74,8 @@ nb.one_kernel_every_shape(ctx)
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
 #   explorations, not measured here; at this shape the dispatcher's 0.249 ms is 1.9% faster than stage 4's
-#   0.254 at 1024 threads in notebook 04's guide, beyond their quartiles and the 0.55% drift of notebook 03:
-#   a difference in this run, where the record before had them tied). It fails when the rows are a small fraction of the
+#   0.254 at 1024 threads in notebook 04's guide, more than the 0.55% drift of notebook 03 (medians; stage
+#   4's quartiles at this shape are not printed there), where the record before had them tied). It fails when the rows are a small fraction of the
 #   SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -227,7 +227,7 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round27`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round28`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -250,9 +250,9 @@ _ = plots.plot_dispatch(ctx.recorded)
 # rows, millions of rows). Some of them were among the shapes the explorations tuned the rule on. Four
 # (6 × 25,000,000 to 40 × 6,000,001) were added after its first tuning; of them, 40 × 6,000,001 was among
 # the shapes of the exploration that chose four rows per block for rows not aligned like B (round 15), and
-# 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14). The last
-# ten (1,100 × 240,000 to 1,700 × 140,000) came with the rule's split for a part-full last wave and row
-# tiles' two rows per thread, from the explorations that chose them (`tools/explore/round19` to
+# 5,000,000 × 24 and 2,000,000 × 45 among those of one that left the rule as it was (round 14). The ten
+# before the last four (1,100 × 240,000 to 1,700 × 140,000) came with the rule's split for a part-full
+# last wave and row tiles' two rows per thread, from the explorations that chose them (`tools/explore/round19` to
 # `round25`): most are shapes the rule before missed, and 1,700 × 140,000 one where a split can lose. The
 # last four came with this record (round 27, `tools/explore/round27`): 200 × 2,000,001 and 100 × 1,000,001,
 # few rows with odd K of the kind it now splits for about twelve waves, and row tiles at K = 19 and 39,
@@ -275,8 +275,10 @@ nb.dispatch_misses(ctx.recorded)
 # - **1024 × 1,048,576**: 0.99x torch.matmul (955.3 against 944.2 us, beyond the quartiles), at 0.963 of
 #   the read ceiling's bandwidth. Its 1,024 rows make 0.97 of one wave of 1,056 blocks, all starting at
 #   the same offset from B, so the rule keeps one block per row. The record before had it at 1.00x (962.8
-#   against 964.0 us): between the two, torch.matmul's time moved by 2.1% and gemv's by 0.8%. Whether a
-#   split would pay here is not measured.
+#   against 964.0 us): between the two, torch.matmul's time moved by 2.1% and gemv's by 0.8%. An
+#   exploration after this record (round 28, not re-run here) had it at 1.01x, and split for 8 waves 0.6%
+#   faster still, but 900 × 1,000,000 lost 2.4% split that way: at the edge of a tie with torch.matmul,
+#   and no split adopted.
 # - **64 × 1,000,003** (0.906): few long rows with odd K. The rule splits such rows for about twelve waves
 #   (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8 such shapes timed), but
 #   stretches of at least 8,192 floats allow only 122 stretches here (7.4 waves); the record before, at 66
@@ -294,9 +296,11 @@ nb.dispatch_misses(ctx.recorded)
 #   comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.931 and 0.926). These are not the exception:
 #   in round 27, at M = 90,000,000 / K, the rule ran under 0.91 of the read ceiling at 52 of the 57 K from
 #   8 to 64 (0.78 at K = 39). In the explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to
-#   `round27`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
-#   K did not pay, nor a sum with half the instructions per float (round 20), nor one without the per-column
-#   index checks (round 27: 2 to 5% less time at K = 17 to 23 and 39, more at 18 other odd K); two rows per
+#   `round28`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
+#   K did not pay, nor a sum with half the instructions per float (round 20), nor, across odd K, one without
+#   the per-column index checks (round 27: 2 to 5% less time at K = 17 to 23 and 39, two of them shapes
+#   above, but more at 18 other odd K); other lanes per row and block sizes (round 28) were faster only at
+#   K = 9, 11, 32 and 39, by 2 to 8%, with no rule in K between them; two rows per
 #   thread in tiles larger than 4,096 floats took 1 to 10% less time at K = 11, 17 to 23 and 33 to 39, about
 #   the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63 (round 26). What limits
 #   these shapes is not separated.

@@ -56,10 +56,10 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
 // is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took less time at every block size in three records
-// (in the latest 3.3% at 32 threads and 1.8% at 128, beyond the 0.55% drift between two timings
-// in one record; ties at 64 and 256); with 16 rows 0.9 to 1.1% more, beyond that drift, and with
-// 128 rows 0.6% more or a tie. Not measured separately for these kernels.
+// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in three records
+// (in the latest 3.3% and 1.8%, beyond the 0.55% drift between two timings in one record; ties at
+// 64 and 256 threads there); with 16 rows 0.9 to 1.1% more, beyond that drift, and with 128 rows
+// 0.6% more or a tie. Not measured separately for these kernels.
 #pragma once
 #include <cuda_runtime.h>
 
