@@ -79,18 +79,6 @@ TILE_MAX_K = 64
 #: 10,000,000 x 8 took 17.5% less time than with 256 rows, tools/explore/round24).
 TILE_ROWS = ((512, 256, 1, 2), (256, 256, 1, 1), (128, 128, 1, 1), (64, 128, 2, 1))
 # (rows per tile, threads, lanes per row G, rows per group of G lanes)
-#: ... but where that tile, one lane per row, would need a second trip of loads (each thread loads
-#: up to 4 float4s per trip, and a trip's loads all wait a memory latency) and the second would be
-#: less than half full, ONE_TRIP_BLOCK threads take as many rows as the tile holds, in one trip:
-#: at K = 17 to 23, where 128 rows of 128 threads take 1.06 to 1.44 trips. In
-#: tools/explore/round30/round30.txt (one run, M = 90,000,000 / K and 30,000,000 / K) that took
-#: 1.7 to 12.2% less time at all 14 shapes from K = 17 to 23 (6,000,000 x 17's kind: 0.876 of the
-#: read ceiling against 0.939; round 29 found 6.9% at K = 17 and 6.7% at 19). From 1.5 trips on
-#: it tied or lost at the larger M (K = 24 to 31); at two full trips (K = 32) it won again, 3.8 and
-#: 5.4%, which the trip count does not explain (not adopted there). Two lanes per row (K = 33 to
-#: 47, 1.03 to 1.47 trips) won at odd K but lost at K = 36, 38 and 40 at the larger M: left as they are.
-ONE_TRIP_BLOCK = 256
-SECOND_TRIP_FILL = 0.5
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
@@ -229,7 +217,7 @@ class Plan:
     block: int = 0
     grid: int = 0
     splits: int = 1
-    chunk: int = 0  # split_k: floats per stretch; row_tiles: rows per tile
+    chunk: int = 0  # floats per stretch (split_k)
     lanes_per_row: int = 0  # rows_per_warp's and row_tiles' G
     rows_per_block: int = 1  # split_k: rows sharing each stretch of B in one block
     rows_per_group: int = 1  # row_tiles: rows each group of G lanes sums
@@ -267,7 +255,7 @@ class Plan:
                     f"({self.block // self.lanes_per_row} rows per block)")
         if self.kernel == "row_tiles":
             G, R = self.lanes_per_row, self.rows_per_group
-            return (f"{self.grid} blocks of {self.block} threads, each loading {self.chunk} rows as one "
+            return (f"{self.grid} blocks of {self.block} threads, each loading {self.block // G * R} rows as one "
                     f"stretch, then {G} lane{'s' if G > 1 else ''} per row"
                     + (f", each {'group of lanes' if G > 1 else 'thread'} summing {R} rows" if R > 1 else ""))
         return "no launch"
@@ -343,10 +331,9 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
 
 def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int = 2,
               splits: int = 1, lanes_per_row: int = 32, reasons: tuple = (), rows_per_block: int = 1,
-              rows_per_group: int = 1, tile_rows: int = 0) -> Plan:
+              rows_per_group: int = 1) -> Plan:
     """A consistent Plan for the given choices (grid, stretch length, waves): what choose()
-    returns, and what the explorations in tools/explore/ build to time other choices. row_tiles:
-    `tile_rows` rows per tile, at most the block's groups x rows_per_group (0: that many)."""
+    returns, and what the explorations in tools/explore/ build to time other choices."""
     if kernel != "row_tiles":
         rows_per_group = 1
     if kernel == "rows_per_warp":
@@ -355,9 +342,8 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         occ_kernel, chunk, splits, loads, rows_per_block = ROWS_PER_WARP, 0, 1, 4, 1
     elif kernel == "row_tiles":
         variant, b_vec = row_tiles_variant(lanes_per_row, rows_per_group), False
-        chunk = tile_rows or block // lanes_per_row * rows_per_group  # rows per tile
-        grid = -(-M // chunk)
-        occ_kernel, splits, loads, rows_per_block = ROW_TILES, 1, 4, 1
+        grid = -(-M // (block // lanes_per_row * rows_per_group))
+        occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
     else:
         variant = split_k_variant(rows_per_block, loads, b_vec)
         chunk = -(-(-(-K // splits)) // 4) * 4  # a whole number of float4s per stretch
@@ -441,21 +427,13 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
             M * K > resident_rows_threads(b_vec, device) * FLOATS_PER_TRIP):
         rows, block, G, R = tile
-        trips = ((rows - 1) * lda + K) / (4 * 4 * block)  # 4 float4 loads per thread per trip
-        one_trip = G == 1 and R == 1 and 1 < trips < 1 + SECOND_TRIP_FILL
-        if one_trip:
-            table_rows, table_block = rows, block
-            block, rows = ONE_TRIP_BLOCK, min(ONE_TRIP_BLOCK, (TILE_FLOATS - K) // lda + 1)
         why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
                f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
                f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up"
                + (f", {R} rows per {'group of lanes' if G > 1 else 'thread'}" if R > 1 else "")
                + "; A is more than one trip of the resident threads"]
-        if one_trip:
-            why.append(f"{table_rows} rows at {table_block} threads would take {trips:.2f} trips of loads, the second "
-                       f"under {SECOND_TRIP_FILL:.0%} full: {block} threads take {rows} rows, one trip")
         return make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=G, reasons=tuple(why),
-                         rows_per_group=R, tile_rows=rows)
+                         rows_per_group=R)
     if K <= SHORT_ROW_K:
         G, lanes_why = rows_lanes(M, K, b_vec, device)
         why.insert(0, f"K = {K:,} <= {SHORT_ROW_K:,}: rows too short to keep a block busy; " + lanes_why)

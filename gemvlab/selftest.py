@@ -30,9 +30,6 @@ def main() -> int:
             plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g, rows_per_group=r)
                       for g, r in map(kernels.row_tiles_template, kernels.ROW_TILES.variants) for block in (128, 256)
                       if dispatch.tile_fits(block // g * r, K, K) and K <= dispatch.TILE_MAX_K]
-            if K <= dispatch.TILE_MAX_K:  # fewer rows than the block's threads, as the one-trip tiles take
-                rows = min(256, (dispatch.TILE_FLOATS - K) // K + 1) - 3
-                plans.append(dispatch.make_plan(M, K, "row_tiles", device, False, 256, lanes_per_row=1, tile_rows=rows))
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))
             ref = reference(A, B)
             for plan in plans:

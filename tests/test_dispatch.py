@@ -32,7 +32,7 @@ def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G)
     assert "128 contiguous bytes" in p.describe() or K < dispatch.FEW_FLOAT4S_K
 
 
-@pytest.mark.parametrize("K,rows,G", [(1, 512, 1), (8, 512, 1), (9, 256, 1), (16, 256, 1), (24, 128, 1),
+@pytest.mark.parametrize("K,rows,G", [(1, 512, 1), (8, 512, 1), (9, 256, 1), (16, 256, 1), (17, 128, 1),
                                       (32, 128, 1), (33, 64, 2), (50, 64, 2), (64, 64, 2)])
 def test_many_rows_of_at_most_64_floats_are_loaded_as_tiles(K, rows, G):
     """More than one trip of data in rows of at most TILE_MAX_K floats: row_tiles, as many rows
@@ -40,24 +40,9 @@ def test_many_rows_of_at_most_64_floats_are_loaded_as_tiles(K, rows, G):
     2 lanes per row."""
     p = choose(4_000_000, K)
     assert (p.kernel, p.lanes_per_row, p.block // p.lanes_per_row * p.rows_per_group) == ("row_tiles", G, rows)
-    assert p.chunk == rows  # rows per tile
     assert p.rows_per_group == (2 if rows == 512 else 1) and p.variant in dispatch.variants_in_use()["row_tiles"]
     assert p.grid == -(-4_000_000 // rows)
     assert dispatch.tile_fits(rows, K, K) and "one stretch" in p.describe()
-
-
-@pytest.mark.parametrize("K,lda,rows", [(17, 17, 240), (18, 18, 227), (19, 19, 215), (23, 23, 178), (17, 18, 227)])
-def test_tiles_whose_second_trip_would_be_under_half_full_take_one_trip(K, lda, rows):
-    """K = 17 to 23: 128 rows at 128 threads would take 1.06 to 1.44 trips of 4 float4 loads per
-    thread; ONE_TRIP_BLOCK threads take as many rows as the tile holds instead, in one trip."""
-    p = choose(4_000_000, K, lda=lda)
-    assert (p.kernel, p.block, p.lanes_per_row, p.rows_per_group, p.chunk) == ("row_tiles", 256, 1, 1, rows)
-    assert dispatch.tile_fits(rows, K, lda) and not dispatch.tile_fits(rows + 1, K, lda)
-    assert (rows - 1) * lda + K <= 16 * p.block  # one trip
-    assert p.grid == -(-4_000_000 // rows) and "trips of loads" in p.describe()
-    for K in (16, 24, 32):  # a second trip at least half full, or none: the table's tile
-        assert "trips of loads" not in choose(4_000_000, K).describe()
-    assert choose(4_000_000, 17).variant == choose(4_000_000, 24).variant  # the same kernel
 
 
 def test_tiles_need_more_than_one_trip_and_nearly_contiguous_rows():
@@ -262,8 +247,7 @@ def test_every_plan_the_rule_makes_is_consistent():
                 assert p.variant in lab.kernels.SPLIT_K.variants and p.grid == -(-M // p.rows_per_block) * p.splits
                 assert p.chunk * (p.splits - 1) < K <= p.chunk * p.splits
             elif p.kernel == "row_tiles":
-                rows = p.chunk
-                assert rows <= p.block // p.lanes_per_row * p.rows_per_group
+                rows = p.block // p.lanes_per_row * p.rows_per_group
                 assert p.variant in lab.kernels.ROW_TILES.variants and dispatch.tile_fits(rows, K, K)
                 assert p.grid * rows >= M
             else:

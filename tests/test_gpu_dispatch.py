@@ -108,21 +108,6 @@ def test_each_kernel_variant_matches_float64(gpu, kernel, kw, M, K, aligned):
     assert relative_error(C, reference(A, B)) < TOL, plan.name
 
 
-@pytest.mark.parametrize("M,K,offset", [(100_000, 17, 1), (50_000, 23, 0), (70_001, 8, 3), (30_000, 45, 2)])
-def test_row_tiles_with_fewer_rows_than_threads(gpu, M, K, offset):
-    """Tiles of fewer rows than the block has groups (the one-trip tiles of K = 17 to 23): the
-    threads past the tile's rows sum nothing, and the last tile is partial."""
-    device = dispatch.Device.of()
-    A = torch.rand(M * K + offset, device="cuda")[offset:].view(M, K)
-    B = torch.rand(K, device="cuda")
-    ref = reference(A, B)
-    full = min(256, (dispatch.TILE_FLOATS - K) // K + 1)
-    for rows in (full, full - 5, 37):
-        plan = dispatch.make_plan(M, K, "row_tiles", device, False, 256, lanes_per_row=1, tile_rows=rows)
-        C = dispatch.make_launch(plan, K, False, A.device)(A, B)
-        assert relative_error(C, ref) < TOL, plan.describe()
-
-
 def test_rows_sharing_b_at_every_offset(gpu):
     """split_k with several rows per block where rows and B start at every offset from a 16-byte
     boundary (dot_rows_shuffled: B's float4s shifted into place per row), with stretches from 4
@@ -161,8 +146,6 @@ def test_an_infinity_in_b_gives_infinity_not_nan(gpu):
                 plans.append(dispatch.make_plan(M, K, "rows_per_warp", device, False, 128, lanes_per_row=8))
                 if K <= dispatch.TILE_MAX_K:
                     plans.append(dispatch.make_plan(M, K, "row_tiles", device, False, 128, lanes_per_row=2))
-                    plans.append(dispatch.make_plan(M, K, "row_tiles", device, False, 256, lanes_per_row=1,
-                                                    tile_rows=min(256, (dispatch.TILE_FLOATS - K) // K + 1)))
                     if dispatch.tile_fits(64, K, K):  # 32 threads, two rows each
                         plans.append(dispatch.make_plan(M, K, "row_tiles", device, False, 32, lanes_per_row=1,
                                                         rows_per_group=2))

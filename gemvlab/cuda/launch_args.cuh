@@ -8,7 +8,7 @@
 struct LaunchArgs {
     long long lda;    // floats from one row of A to the next
     long long M, K;
-    long long chunk;  // split_k: floats per stretch; row_tiles: rows per tile (0: block / G * R)
+    long long chunk;  // split_k: floats per stretch
     int splits;       // split_k: stretches per row
     int block;        // threads per block
     int variant;      // the kernel's template arguments, encoded (gemvlab/kernels.py)

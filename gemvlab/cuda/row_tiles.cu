@@ -146,21 +146,14 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
 // (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
 // the rows still fit this tile: rows of at most 8 floats.
-//
-// Why a tile may hold fewer rows than the block has groups (rows_per_tile): load_tile's loads
-// come in trips of up to 4 float4s per thread, and each trip waits a memory latency before the
-// next is issued. At K = 17 to 23, 128 rows at 128 threads take 1.06 to 1.44 trips, the second
-// under half full; 256 threads with as many rows as the tile holds (240 at K = 17) take one. In
-// tools/explore/round30/round30.txt that took 1.7 to 12.2% less time at every K from 17 to 23
-// (gemvlab/dispatch.py, ONE_TRIP_BLOCK); the threads past the tile's last row sum nothing.
 template <int G, int R>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
-                               float* __restrict__ C, long long M, long long K, int rows_per_tile) {
+                               float* __restrict__ C, long long M, long long K) {
     __shared__ __align__(16) float tile[TILE_FLOATS + 4];
     __shared__ float Bs[MAX_K];
     for (int k = threadIdx.x; k < K; k += blockDim.x) Bs[k] = B[k];
     const int groups = blockDim.x / G;
-    const TileSpan s = tile_span(A, lda, M, K, blockIdx.x, rows_per_tile);  // groups past s.rows sum nothing
+    const TileSpan s = tile_span(A, lda, M, K, blockIdx.x, groups * R);
     load_tile(tile, s);
     __syncthreads();
 #pragma unroll
@@ -168,24 +161,21 @@ __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const
 }
 
 // variant: G + 64 * (R - 1), G lanes per row (1, 2, 4, ... 32), R rows per group of lanes (1, or
-// 2 with G = 1). block: a multiple of 32. p->chunk: rows per tile, at most block / G * R (0: that
-// many), with (rows - 1) * lda + K <= TILE_FLOATS and K <= MAX_K, which the dispatcher checks
-// (gemvlab/dispatch.py, tile_fits); the launcher refuses a longer K or a larger tile.
+// 2 with G = 1). block: a multiple of 32, with (block / G * R - 1) * lda + K <= TILE_FLOATS and K
+// <= MAX_K, which the dispatcher checks (gemvlab/dispatch.py, tile_fits); the launcher refuses
+// a longer K or a larger tile.
 extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float* partials, const LaunchArgs* p,
                                 cudaStream_t stream) {
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
     const int block = p->block, G = p->variant % 64, R = p->variant / 64 + 1;
     if (G < 1 || block < 32 || block % 32 || block < G) return (int)cudaErrorInvalidValue;
-    const long long most_rows = (long long)block / G * R;
-    const long long rows_per_tile = p->chunk > 0 ? p->chunk : most_rows;
-    if (rows_per_tile > most_rows || K > MAX_K || (rows_per_tile - 1) * lda + K > TILE_FLOATS)
-        return (int)cudaErrorInvalidValue;
+    const long long rows_per_tile = (long long)block / G * R;
+    if (K > MAX_K || (rows_per_tile - 1) * lda + K > TILE_FLOATS) return (int)cudaErrorInvalidValue;
     const unsigned grid = (unsigned)((M + rows_per_tile - 1) / rows_per_tile);
-    const int rows = (int)rows_per_tile;
     switch (p->variant) {
 #define GEMV_TILE(g, r) \
-    case g + 64 * (r - 1): gemv_row_tiles<g, r><<<grid, block, 0, stream>>>(A, lda, B, C, M, K, rows); break;
+    case g + 64 * (r - 1): gemv_row_tiles<g, r><<<grid, block, 0, stream>>>(A, lda, B, C, M, K); break;
         GEMV_TILE(1, 1) GEMV_TILE(2, 1) GEMV_TILE(4, 1) GEMV_TILE(8, 1) GEMV_TILE(16, 1) GEMV_TILE(32, 1)
         GEMV_TILE(1, 2)
 #undef GEMV_TILE
