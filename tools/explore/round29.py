@@ -19,9 +19,8 @@ where the rule's 128 rows at 128 threads take two trips, the second under a thir
 With two lanes per row (K = 33 to 63) it took 2.3 to 5.3% less at 33, 37 and 39 and up to 8.9%
 more at 13 other K. The rule itself ran about 1 to 4% nearer the ceiling here than in rounds 27 and 28
 (K = 45: 0.905 against 0.882 and 0.895; each round a fresh machine start): between machine starts
-these shapes move by more than a timing's quartiles. Not adopted this
-session: at K = 17 to 23 one-trip tiles of 256 threads are the lead (rounds 26 and 27 also beat
-the rule only there and at 39), but even K from 18 to 22 were not timed.
+these shapes move by more than a timing's quartiles. At K = 17 to 23 one-trip tiles of 256 threads
+were the lead (rounds 26 and 27 also beat the rule only there and at 39); round 30 timed every K.
 
     python tools/explore/round29.py OUT_DIR
 """

@@ -16,8 +16,11 @@ threads take 1.06 to 1.44 trips, the one-trip tile took less time at both M (14 
 smaller; at K = 32 (two full trips) it won at both (3.8 and 5.4%), which the trip count does not
 explain; at K <= 16 (under one trip) it lost or tied. Two lanes per row, K = 33 to 40 (1.03 to 1.25
 trips): less time at both M at the odd K 33, 37 and 39, ties at 34 and 35 and losses at 36, 38 and
-40 at the larger M. gemvlab/dispatch.py's ONE_TRIP_BLOCK and SECOND_TRIP_FILL come from here: one
-lane per row, a second trip under half full.
+40 at the larger M. A rule from here (one lane per row where a second trip would be under half
+full: 256 threads, as many rows as the tile holds) went into gemvlab (commit b4db86c) and was
+reverted: the record made with it (tools/explore/final16/second) did not show the gain at
+6,000,000 x 17 and had the row tiles it left alone 5 to 18% slower than the record before;
+which of the machine start and the change did that is not separated. To re-time first.
 
     python tools/explore/round30.py OUT_DIR
 """
