@@ -227,7 +227,7 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round28`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round27`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -296,14 +296,19 @@ nb.dispatch_misses(ctx.recorded)
 #   comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.931 and 0.926). These are not the exception:
 #   in round 27, at M = 90,000,000 / K, the rule ran under 0.91 of the read ceiling at 52 of the 57 K from
 #   8 to 64 (0.78 at K = 39). In the explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to
-#   `round28`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
+#   `round30`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
 #   K did not pay, nor a sum with half the instructions per float (round 20), nor, across odd K, one without
 #   the per-column index checks (round 27: 2 to 5% less time at K = 17 to 23 and 39, two of them shapes
 #   above, but more at 18 other odd K); other lanes per row and block sizes (round 28) were faster only at
 #   K = 9, 11, 32 and 39, by 2 to 8%, with no rule in K between them; two rows per
 #   thread in tiles larger than 4,096 floats took 1 to 10% less time at K = 11, 17 to 23 and 33 to 39, about
-#   the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63 (round 26). What limits
-#   these shapes is not separated.
+#   the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63 (round 26). A persistent
+#   grid that keeps the next tile's loads in flight while it sums the current one lost at 36 of 37 K (round
+#   29). One lead: at K = 17 to 23 the rule's 128 rows at 128 threads take a second trip of loads under
+#   half full, and 256 threads with as many rows as the tile holds, one trip, took 1.7 to 12.2% less time at
+#   all 14 shapes timed (round 30). A record made with that change had every other row-tile shape from
+#   K = 24 to 50 5 to 18% slower and 6,000,000 × 17 no faster (`tools/explore/final16/second`), so it was
+#   taken out again, to be re-timed. What limits these shapes is not separated.
 #
 # 500 × 1,000,001, slower than torch.matmul in the record before (0.98x, split for about four waves in 8
 # stretches), runs at 1.02x and 0.983 of the read ceiling in 25 stretches. In kernel time per launch no other
