@@ -60,7 +60,7 @@ nb.two_numbers(ctx)
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
 # reusing B could save mostly L2 and L1 traffic (expected; the counters further down show stage 5's L1
 # sectors falling but its L2 sectors rising, at 1024 threads against stage 4's 256). The memory bytes it could save are B's re-reads from DRAM: in
-# the counters further down, each kernel reads 37 to 68 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
+# the counters further down, each kernel that reads A reads 37 to 68 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -214,9 +214,9 @@ nb.counters(ctx)
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
 # the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
-# L1), and this notebook's block sweep puts the two within 0.4% in time (2 rows at 1024 threads, 1.889 ms;
-# stage 4 with 2 loads at 256 threads, 1.897 ms in notebook 03's sweep: beyond each other's ± ranges but
-# within the 0.55% drift notebook 03 measured). Cache traffic and time are not tied one to
+# L1), and the block sweeps (this notebook's and notebook 03's) put the two about 0.4% apart in time (2 rows
+# at 1024 threads, 1.889 ms; stage 4 with 2 loads at 256 threads, 1.897 ms: beyond each other's ± ranges
+# but within the 0.55% drift notebook 03 measured). Cache traffic and time are not tied one to
 # one here, but this comparison does not separate the block size from the rows per block.
 
 # %% [markdown]

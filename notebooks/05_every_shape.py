@@ -115,7 +115,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.97 of
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.975 of
 # the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
 # reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #

@@ -11,7 +11,7 @@
 // the same time there whatever their loads, as a cost per block would make
 // them (not measured apart), and several rows per block make fewer blocks). At the headline shape B (4 MiB) fits in the
 // L2, so reuse can save little memory bandwidth (the counters show every
-// kernel reading under 1% beyond A and one read of B, and at 1024 threads
+// kernel that reads A reading under 1% beyond A and one read of B, and at 1024 threads
 // this one reading more from the L2, not less); with few rows (M = 16)
 // rows per block divide an already tiny grid. Notebook 04 measures all three.
 //

@@ -4,8 +4,9 @@
 // floats instead of being sized at launch. With 256 threads it is right. The demo launches
 // it with 1024: threads 256..1023 write past the end of the array's 1 KiB, and past the
 // block's shared memory (compute-sanitizer, notebook 02, reports thread t writing at 0x400 +
-// 4 t, past the end from t = 256 on: the array starts after the 1 KiB the system reserves per
-// block on sm_90; which threads it reports first varies from run to run). What such a write does depends on where it lands; in the demo's run the
+// 4 t for the threads in its excerpt: the array starts after the 1 KiB the system reserves per
+// block on sm_90, so by that address every thread from t = 256 on writes past the array's end;
+// which threads it reports first varies from run to run). What such a write does depends on where it lands; in the demo's run the
 // kernel faulted (notebook 02 shows the error, and compute-sanitizer's first reports of
 // out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
 #include <cuda_runtime.h>
