@@ -127,7 +127,8 @@ TARGET_WAVES = 4
 #: one: 500 x 1,000,001 at 0.954 of the read ceiling against 0.916 (torch.matmul 0.937), 200 x
 #: 2,000,001 0.942 against 0.899, 128 x 2,097,153 0.924 against 0.900, 100 x 1,000,001 0.918
 #: against 0.894, 64 x 1,000,003 0.897 against 0.885. Aligned rows are left at TARGET_WAVES: there
-#: 500 x 1,000,000 gained too (0.982 against 0.943) but 64 x 1,000,000 lost (0.909 against 0.915),
+#: 500 x 1,000,000 gained too (0.982 against 0.943) but 64 x 1,000,000 lost (0.909 at 7.4 waves, as
+#: many as MIN_CHUNK allows, against 0.915),
 #: and the sweep's shapes were not timed at more waves; nor were blocks of several rows (split_k's
 #: ROWS), which keep TARGET_WAVES.
 UNEVEN_WAVES = 12
