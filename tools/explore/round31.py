@@ -13,7 +13,7 @@ one run, round-robin, at every row-tile shape of gemvlab's record and at K = 14 
 * b4db86c's row_tiles with the one-trip plan, where the rule's tile would take a second trip
   under half full (one lane per row, K = 17 to 23 at lda = K).
 Every candidate is checked against float64 and timed beside torch.matmul and the read ceiling
-(round 7's timing). Build without a GPU first (prebuild26.py builds round31 too).
+(round 7's timing). Build without a GPU first (tools/explore/prebuild.py).
 
     python tools/explore/round31.py OUT_DIR
 """

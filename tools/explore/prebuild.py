@@ -1,7 +1,7 @@
 """Build, on a machine without a GPU, every library tools/explore/round26.py to round31.py load, into
 $GEMVLAB_CACHE (gemvlab's kernels and pitfalls included), so that the device run only loads them:
 
-    CUDA_HOME=/usr/local/cuda GEMVLAB_CACHE=/tmp/gc TORCH_CUDA_ARCH_LIST=9.0 python tools/explore/prebuild26.py
+    CUDA_HOME=/usr/local/cuda GEMVLAB_CACHE=/tmp/gc TORCH_CUDA_ARCH_LIST=9.0 python tools/explore/prebuild.py
     mkdir -p .gpucache && cp -r /tmp/gc/torch<here>-cu13.0 .gpucache/torch<device's torch>-cu13.0
 
 (the cache's folder is named by torch's version; the device has its own torch, session 15: 2.11.0),
