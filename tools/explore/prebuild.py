@@ -1,4 +1,4 @@
-"""Build, on a machine without a GPU, every library tools/explore/round26.py to round33.py load, into
+"""Build, on a machine without a GPU, every library tools/explore/round26.py to round34.py load, into
 $GEMVLAB_CACHE (gemvlab's kernels and pitfalls included), so that the device run only loads them:
 
     CUDA_HOME=/usr/local/cuda GEMVLAB_CACHE=/tmp/gc TORCH_CUDA_ARCH_LIST=9.0 python tools/explore/prebuild.py
@@ -44,4 +44,5 @@ build.build("round29", text(here / "round29.cu"), headers={n: text(cuda / n) for
 build.build("round31", text(here / "round31.cu"), headers={"launch_args.cuh": text(cuda / "launch_args.cuh")})
 build.build("round32", text(here / "round32.cu"), headers={n: text(cuda / n) for n in ("row_tiles.cu", "launch_args.cuh")})
 build.build("round33", text(here / "round33.cu"), headers={n: text(cuda / n) for n in ("row_tiles.cu", "launch_args.cuh")})
+build.build("round34", text(here / "round34.cu"), headers={n: text(cuda / n) for n in ("row_tiles.cu", "launch_args.cuh")})
 print("built into the cache")
