@@ -79,6 +79,15 @@ TILE_MAX_K = 64
 #: 10,000,000 x 8 took 17.5% less time than with 256 rows, tools/explore/round24).
 TILE_ROWS = ((512, 256, 1, 2), (256, 256, 1, 1), (128, 128, 1, 1), (64, 128, 2, 1))
 # (rows per tile, threads, lanes per row G, rows per group of G lanes)
+#: row_tiles' float4 loads per thread per trip: 4, or as many as make the tile one trip (at most 8,
+#: which the 4,096-float tile never exceeds at 128 threads). Where the tile is more than 4 per
+#: thread (K = 17 to 64 at a row stride of K), one trip, with the tile in shared memory sized to its
+#: rows, took 2.3 to 11.6% less time than two trips of 4 in the static 4,096-float tile at every K
+#: from 17 to 64 (tools/explore/round34/round34.txt; cuda/row_tiles.cu says why). At K <= 16 the
+#: tile is one trip of 4 already, and the sized tile with the same loads tied or lost there (up to
+#: 2.1% more time at K = 9): those keep the static tile.
+TILE_LOADS = 4
+TILE_MAX_LOADS = 8
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
@@ -236,7 +245,7 @@ class Plan:
         if self.kernel == "rows_per_warp":
             return f"rows_per_warp<{self.lanes_per_row}, {str(self.b_vec).lower()}>"
         if self.kernel == "row_tiles":
-            return f"row_tiles<{self.lanes_per_row}, {self.rows_per_group}>"
+            return f"row_tiles<{self.lanes_per_row}, {self.rows_per_group}, {self.loads}>"
         return self.kernel
 
     @property
@@ -257,7 +266,9 @@ class Plan:
         if self.kernel == "row_tiles":
             G, R = self.lanes_per_row, self.rows_per_group
             return (f"{self.grid} blocks of {self.block} threads, each loading {self.block // G * R} rows as one "
-                    f"stretch, then {G} lane{'s' if G > 1 else ''} per row"
+                    f"stretch ({self.loads} float4 loads per thread per trip"
+                    + (", the tile sized to its rows" if self.loads > 4 else "")
+                    + f"), then {G} lane{'s' if G > 1 else ''} per row"
                     + (f", each {'group of lanes' if G > 1 else 'thread'} summing {R} rows" if R > 1 else ""))
         return "no launch"
 
@@ -330,29 +341,37 @@ def choose_splits(M: int, K: int, slots: int, warps_per_sm: float, max_warps: in
     return s, why
 
 
-def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int = 2,
+def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: int, loads: int | None = None,
               splits: int = 1, lanes_per_row: int = 32, reasons: tuple = (), rows_per_block: int = 1,
               rows_per_group: int = 1) -> Plan:
     """A consistent Plan for the given choices (grid, stretch length, waves): what choose()
-    returns, and what the explorations in tools/explore/ build to time other choices."""
+    returns, and what the explorations in tools/explore/ build to time other choices. loads: float4
+    loads of A per thread per trip (split_k: 2 unless given; row_tiles: 4 unless given, more makes
+    the tile one trip in shared memory sized to it)."""
     if kernel != "row_tiles":
         rows_per_group = 1
+    dynamic = 0  # shared memory set at launch
     if kernel == "rows_per_warp":
         variant = 2 * lanes_per_row + b_vec
         grid = -(-M // (block // lanes_per_row))
         occ_kernel, chunk, splits, loads, rows_per_block = ROWS_PER_WARP, 0, 1, 4, 1
     elif kernel == "row_tiles":
-        variant, b_vec = row_tiles_variant(lanes_per_row, rows_per_group), False
-        grid = -(-M // (block // lanes_per_row * rows_per_group))
-        occ_kernel, chunk, splits, loads, rows_per_block = ROW_TILES, 0, 1, 4, 1
+        rows = block // lanes_per_row * rows_per_group
+        loads = TILE_LOADS if loads is None else loads
+        variant, b_vec = row_tiles_variant(lanes_per_row, rows_per_group, loads), False
+        grid = -(-M // rows)
+        occ_kernel, chunk, splits, rows_per_block = ROW_TILES, 0, 1, 1
+        if loads > TILE_LOADS:  # the tile in shared memory sized to its rows (row stride taken as K here)
+            dynamic = 16 * -(-(rows * K + 4) // 4)
     else:
+        loads = 2 if loads is None else loads
         variant = split_k_variant(rows_per_block, loads, b_vec)
         chunk = -(-(-(-K // splits)) // 4) * 4  # a whole number of float4s per stretch
         splits = -(-K // chunk)
         grid = -(-M // rows_per_block) * splits
         occ_kernel, lanes_per_row = SPLIT_K, 0
     checks.check_grid(grid, kernel)
-    r = occupancy.residency(stage_occupancy(occ_kernel, block, variant, device.limits), grid, device.sms)
+    r = occupancy.residency(stage_occupancy(occ_kernel, block, variant, device.limits, dynamic), grid, device.sms)
     return Plan(M, K, kernel, variant, block, grid, splits, chunk, lanes_per_row, rows_per_block, rows_per_group,
                 loads, b_vec, r.waves, r.last_wave_fill, tuple(reasons))
 
@@ -399,7 +418,8 @@ def variants_in_use() -> dict:
                 (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
                 (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
-            "row_tiles": tuple(sorted({row_tiles_variant(g, r) for _, _, g, r in TILE_ROWS}))}
+            "row_tiles": tuple(sorted({row_tiles_variant(g, r, u) for _, _, g, r in TILE_ROWS
+                                       for u in (range(TILE_LOADS, TILE_MAX_LOADS + 1) if r == 1 else (TILE_LOADS,))}))}
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
@@ -428,12 +448,18 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
     if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
             M * K > resident_rows_threads(b_vec, device) * FLOATS_PER_TRIP):
         rows, block, G, R = tile
+        loads = max(TILE_LOADS, -(-((rows - 1) * lda + K) // (4 * block)))  # one trip
+        assert loads <= TILE_MAX_LOADS, (K, lda, tile)
         why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
                f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
                f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up"
                + (f", {R} rows per {'group of lanes' if G > 1 else 'thread'}" if R > 1 else "")
                + "; A is more than one trip of the resident threads"]
-        return make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=G, reasons=tuple(why),
+        if loads > TILE_LOADS:
+            why.append(f"the tile is more than 4 float4s per thread: one trip of {loads} loads per thread, all in "
+                       "flight at once, into shared memory sized to the tile (a static 4,096-float tile would leave "
+                       "less L1 for the loads in flight)")
+        return make_plan(M, K, "row_tiles", device, False, block, loads, lanes_per_row=G, reasons=tuple(why),
                          rows_per_group=R)
     if K <= SHORT_ROW_K:
         G, lanes_why = rows_lanes(M, K, b_vec, device)

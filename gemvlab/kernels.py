@@ -67,8 +67,8 @@ class Stage:
         if self.name == "rows_per_warp":  # variant = G * 2 + B_VEC
             return f"{self.kernel}<{v // 2}, {'true' if v % 2 else 'false'}>"
         if self.name == "row_tiles":
-            lanes, rows = row_tiles_template(v)
-            return f"{self.kernel}<{lanes}, {rows}>"
+            lanes, rows, loads = row_tiles_template(v)
+            return f"{self.kernel}<{lanes}, {rows}, {loads}>"
         return f"{self.kernel}<{v}{self.template_suffix}>"
 
     def grid(self, M: int, block: int, variant: int) -> int:
@@ -139,14 +139,15 @@ def split_k_template(variant: int) -> tuple[int, bool, int]:
     return variant % 16 // 2, bool(variant % 2), variant // 16
 
 
-def row_tiles_variant(lanes_per_row: int, rows_per_group: int) -> int:
-    """row_tiles' variant number, as its launcher's switch reads it: G + 64 * (R - 1)."""
-    return lanes_per_row + 64 * (rows_per_group - 1)
+def row_tiles_variant(lanes_per_row: int, rows_per_group: int, loads: int = 4) -> int:
+    """row_tiles' variant number, as its launcher's switch reads it: G + 64 * (R - 1) + 128 * (U - 4),
+    U the float4 loads per thread per trip."""
+    return lanes_per_row + 64 * (rows_per_group - 1) + 128 * (loads - 4)
 
 
-def row_tiles_template(variant: int) -> tuple[int, int]:
-    """(G, R), row_tiles' template arguments, from its variant number."""
-    return variant % 64, variant // 64 + 1
+def row_tiles_template(variant: int) -> tuple[int, int, int]:
+    """(G, R, U), row_tiles' template arguments, from its variant number."""
+    return variant % 64, variant // 64 % 2 + 1, variant // 128 + 4
 
 
 SPLIT_K_VARIANTS = tuple(split_k_variant(rows, loads, b) for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1),
@@ -163,8 +164,10 @@ ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per war
                       default_variant=65, role="dispatch")
 ROW_TILES = Stage(0, "row_tiles", "a block loads its rows as one flat stretch, then G lanes sum each row",
                   "row_tiles.cu", "launch_row_tiles", "gemv_row_tiles", block_rule="multiple of 32",
-                  float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1)",
-                  variants=tuple(row_tiles_variant(g, r) for g, r in ((1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (32, 1), (1, 2))),
+                  float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1) + 128 x (loads per trip - 4)",
+                  variants=tuple(row_tiles_variant(g, r, u) for g, r, us in (
+                      (1, 1, range(4, 9)), (2, 1, range(4, 9)), (4, 1, (4,)), (8, 1, (4,)), (16, 1, (4,)),
+                      (32, 1, (4,)), (1, 2, (4,))) for u in us),
                   default_variant=2, role="dispatch")
 DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP, ROW_TILES)
 
@@ -217,12 +220,15 @@ def resources(stage, variant: int | None = None):
     return build_stage(st).resources[st.kernel_name(variant)]
 
 
-def stage_occupancy(stage, block: int, variant: int | None, limits: occupancy.SMLimits) -> occupancy.Occupancy:
+def stage_occupancy(stage, block: int, variant: int | None, limits: occupancy.SMLimits,
+                    dynamic_shared_bytes: int = 0) -> occupancy.Occupancy:
     """Blocks and warps per SM for a stage's kernel at `block` threads, from its resource report
-    (registers, static shared memory) and the shared memory its launch adds per thread."""
+    (registers, static shared memory), the shared memory its launch adds per thread and any more
+    its launch sets (row_tiles' tile sized to its rows)."""
     st = get_stage(stage)
     res = resources(st, variant)
-    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes, st.shared_per_thread * block)
+    return occupancy.occupancy(res.registers, block, limits, res.shared_bytes,
+                               st.shared_per_thread * block + dynamic_shared_bytes)
 
 
 def check_fits(st: Stage, block: int, variant: int, limits: occupancy.SMLimits) -> None:

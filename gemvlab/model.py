@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import occupancy
-from .kernels import build_stage, get_stage, split_k_template, stage_occupancy
+from .kernels import build_stage, get_stage, row_tiles_template, split_k_template, stage_occupancy
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
@@ -84,7 +84,7 @@ def loads_written(stage, variant: int | None = None) -> int | None:
     v = st.default_variant if variant is None else variant
     return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
             "read_ceiling": 2, "split_k": _split_k_loads(v),
-            "rows_per_warp": 4, "row_tiles": 4}.get(st.name)
+            "rows_per_warp": 4, "row_tiles": row_tiles_template(v)[2] if st.name == "row_tiles" else 4}.get(st.name)
 
 
 def traffic(stage, variant: int | None = None) -> Traffic:

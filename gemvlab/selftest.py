@@ -27,8 +27,8 @@ def main() -> int:
                       for block, loads, splits in ((256, 2, 1), (256, 4, 3), (64, 2, 3), (64, 4, 1))]
             plans += [dispatch.make_plan(M, K, "split_k", device, b_vec, block, loads, splits, rows_per_block=rows)
                       for rows in (2, 4) for loads in (1, 2) for block, splits in ((256, 3), (64, 1))]
-            plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, lanes_per_row=g, rows_per_group=r)
-                      for g, r in map(kernels.row_tiles_template, kernels.ROW_TILES.variants) for block in (128, 256)
+            plans += [dispatch.make_plan(M, K, "row_tiles", device, False, block, u, lanes_per_row=g, rows_per_group=r)
+                      for g, r, u in map(kernels.row_tiles_template, kernels.ROW_TILES.variants) for block in (128, 256)
                       if dispatch.tile_fits(block // g * r, K, K) and K <= dispatch.TILE_MAX_K]
             plans.append(dispatch.choose(M, K, K, A.data_ptr() % 16, B.data_ptr() % 16, device))
             ref = reference(A, B)

@@ -108,6 +108,25 @@ def test_each_kernel_variant_matches_float64(gpu, kernel, kw, M, K, aligned):
     assert relative_error(C, reference(A, B)) < TOL, plan.name
 
 
+def test_row_tiles_at_every_loads_per_trip_and_offset(gpu):
+    """row_tiles with 4 to 8 float4 loads per thread per trip (more than 4: the tile in shared
+    memory sized to its rows, the trips counted per warp), 1 and 2 lanes per row, A starting at
+    every offset from a 16-byte boundary and a last tile of a few rows; each row checked."""
+    device = dispatch.Device.of()
+    for K, G in ((17, 1), (24, 1), (31, 1), (32, 1), (33, 2), (45, 2), (64, 2)):
+        rows = 128 // G
+        M = 3 * rows + 5
+        for a_off in range(4):
+            A = torch.rand(M * K + 8, device="cuda")[a_off:a_off + M * K].view(M, K)
+            B = torch.rand(K, device="cuda")
+            ref = reference(A, B).reshape(-1)
+            for loads in range(4, 9):
+                plan = dispatch.make_plan(M, K, "row_tiles", device, False, 128, loads, lanes_per_row=G)
+                C = dispatch.make_launch(plan, K, False, A.device)(A, B).reshape(-1).double()
+                worst = ((C - ref).abs() / ref).max().item()
+                assert worst < 1e-5, (plan.name, K, a_off, worst)
+
+
 def test_rows_sharing_b_at_every_offset(gpu):
     """split_k with several rows per block where rows and B start at every offset from a 16-byte
     boundary (dot_rows_shuffled: B's float4s shifted into place per row), with stretches from 4

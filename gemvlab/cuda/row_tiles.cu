@@ -83,23 +83,31 @@ __device__ __forceinline__ TileSpan tile_span(const float* A, long long lda, lon
     return s;
 }
 
-// The tile through registers: up to 4 float4 loads per thread per trip written before any is
-// used, then stored to shared memory.
+// The tile through registers: U float4 loads per thread per trip written before any is used,
+// then stored to shared memory. U = 4: each thread runs its own trips. U > 4 (the dispatcher picks
+// as many as make the tile one trip): the trips are counted per warp, so that every lane reaches
+// the __syncwarp between the loads and the stores. Without it ptxas (nvcc 13.0, sm_90) puts some
+// stores between the loads at U > 4 (tools/explore/round33/round33.txt prints the order): a store
+// waits for its load, and the loads after it go out one memory latency late.
+template <int U>
 __device__ __forceinline__ void load_tile(float* tile, const TileSpan& s) {
     const int t = threadIdx.x;
     float4* tile4 = reinterpret_cast<float4*>(tile + s.off + s.head);  // off + head is 0 or 4 (aligned) where n4 > 0
     const float4* span4 = reinterpret_cast<const float4*>(s.span + s.head);
     const float h = t < s.head ? __ldcg(s.span + t) : 0.0f;
     const float e = s.tail + t < s.n ? __ldcg(s.span + s.tail + t) : 0.0f;
-    for (long long i0 = t; i0 < s.n4; i0 += 4 * (long long)blockDim.x) {
-        float4 v[4];
+    const long long first = U == 4 ? t : t - t % 32;  // U > 4: the warp's first lane decides the trips
+    for (long long f0 = first; f0 < s.n4; f0 += U * (long long)blockDim.x) {
+        const long long i0 = f0 + (t - first);
+        float4 v[U];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
+        for (int u = 0; u < U; ++u) {
             const long long i = i0 + u * (long long)blockDim.x;
             v[u] = i < s.n4 ? __ldcg(span4 + i) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
+        if (U > 4) __syncwarp();
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
+        for (int u = 0; u < U; ++u) {
             const long long i = i0 + u * (long long)blockDim.x;
             if (i < s.n4) tile4[i] = v[u];
         }
@@ -146,38 +154,46 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
 // (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
 // the rows still fit this tile: rows of at most 8 floats.
-template <int G, int R>
+template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
-    __shared__ __align__(16) float tile[TILE_FLOATS + 4];
+    __shared__ __align__(16) float static_tile[U == 4 ? TILE_FLOATS + 4 : 4];
+    extern __shared__ __align__(16) float sized_tile[];  // U > 4: the launcher sizes it to the tile
+    float* tile = U == 4 ? static_tile : sized_tile;
     __shared__ float Bs[MAX_K];
     for (int k = threadIdx.x; k < K; k += blockDim.x) Bs[k] = B[k];
     const int groups = blockDim.x / G;
     const TileSpan s = tile_span(A, lda, M, K, blockIdx.x, groups * R);
-    load_tile(tile, s);
+    load_tile<U>(tile, s);
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < R; ++r) sum_row<G>(tile, Bs, s, (int)lda, (int)K, threadIdx.x / G + r * groups, C);
 }
 
-// variant: G + 64 * (R - 1), G lanes per row (1, 2, 4, ... 32), R rows per group of lanes (1, or
-// 2 with G = 1). block: a multiple of 32, with (block / G * R - 1) * lda + K <= TILE_FLOATS and K
-// <= MAX_K, which the dispatcher checks (gemvlab/dispatch.py, tile_fits); the launcher refuses
-// a longer K or a larger tile.
+// variant: G + 64 * (R - 1) + 128 * (U - 4): G lanes per row (1, 2, 4, ... 32), R rows per group
+// of lanes (1, or 2 with G = 1), U float4 loads per thread per trip (4; or 5 to 8 with R = 1 and
+// G = 1 or 2, the tile then in shared memory sized to it). block: a multiple of 32, with (block / G
+// * R - 1) * lda + K <= TILE_FLOATS and K <= MAX_K, which the dispatcher checks
+// (gemvlab/dispatch.py, tile_fits); the launcher refuses a longer K or a larger tile.
 extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float* partials, const LaunchArgs* p,
                                 cudaStream_t stream) {
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
-    const int block = p->block, G = p->variant % 64, R = p->variant / 64 + 1;
+    const int block = p->block, G = p->variant % 64, R = p->variant / 64 % 2 + 1, U = p->variant / 128 + 4;
     if (G < 1 || block < 32 || block % 32 || block < G) return (int)cudaErrorInvalidValue;
     const long long rows_per_tile = (long long)block / G * R;
-    if (K > MAX_K || (rows_per_tile - 1) * lda + K > TILE_FLOATS) return (int)cudaErrorInvalidValue;
+    const long long floats = (rows_per_tile - 1) * lda + K;
+    if (K > MAX_K || floats > TILE_FLOATS) return (int)cudaErrorInvalidValue;
     const unsigned grid = (unsigned)((M + rows_per_tile - 1) / rows_per_tile);
+    const size_t sized = U > 4 ? (size_t)((floats + 4 + 3) / 4) * 16 : 0;  // the span's offset (0 to 3) + floats
     switch (p->variant) {
-#define GEMV_TILE(g, r) \
-    case g + 64 * (r - 1): gemv_row_tiles<g, r><<<grid, block, 0, stream>>>(A, lda, B, C, M, K); break;
-        GEMV_TILE(1, 1) GEMV_TILE(2, 1) GEMV_TILE(4, 1) GEMV_TILE(8, 1) GEMV_TILE(16, 1) GEMV_TILE(32, 1)
-        GEMV_TILE(1, 2)
+#define GEMV_TILE(g, r, u)                                                                            \
+    case g + 64 * (r - 1) + 128 * (u - 4):                                                            \
+        gemv_row_tiles<g, r, u><<<grid, block, sized, stream>>>(A, lda, B, C, M, K); break;
+        GEMV_TILE(1, 1, 4) GEMV_TILE(2, 1, 4) GEMV_TILE(4, 1, 4) GEMV_TILE(8, 1, 4) GEMV_TILE(16, 1, 4)
+        GEMV_TILE(32, 1, 4) GEMV_TILE(1, 2, 4)
+        GEMV_TILE(1, 1, 5) GEMV_TILE(1, 1, 6) GEMV_TILE(1, 1, 7) GEMV_TILE(1, 1, 8)
+        GEMV_TILE(2, 1, 5) GEMV_TILE(2, 1, 6) GEMV_TILE(2, 1, 7) GEMV_TILE(2, 1, 8)
 #undef GEMV_TILE
         default: return (int)cudaErrorInvalidValue;
     }
