@@ -18,6 +18,16 @@ At every row-tile shape of gemvlab's record and every K from 8 to 64 at M = 90,0
 checked against float64 and timed round-robin beside the rule, torch.matmul and the read ceiling
 (round 7's timing). Build without a GPU first (tools/explore/prebuild.py).
 
+What it found (round32/round32.txt): the device call's limit (420 s) killed it at 3,000,000 x 33,
+after 5 shapes; round 33 found why (a __syncwarp in a loop whose trips differ between a warp's
+lanes). At 6,000,000 x 17, 4,736,842 x 19 and 5,000,000 x 24, "hoist + U=n dyn" took 7.9, 9.9 and
+4.9% less time than the rule; "hoist" and "hoist + U=n" with the static tile were within 1% of the
+rule; "sync" tied with it. Round 31's question: b4db86c's row_tiles at the rule's own plan took 7.2,
+9.6 and 12.8% more time than the rule at those three shapes, and tied at 10,000,000 x 8 (0.3% less),
+where its plan is two rows per thread: the code change, not the machine start, slowed
+final16/second's row tiles (why is not separated). b4db86c's one-trip plan took 0.6% and 0.4% less
+than the rule at K = 17 and 19, where round 30 had 1.7 to 12.2% less at K = 17 to 23.
+
     python tools/explore/round32.py OUT_DIR
 """
 import time

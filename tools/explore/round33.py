@@ -16,6 +16,18 @@ Each line names its resident blocks per SM (the CUDA occupancy API, on the devic
 order of LDG.E.128 (L) and STS.128 (S) from the build. Checked against float64 and timed
 round-robin beside the rule, torch.matmul and the read ceiling (round 7's timing).
 
+What it found (round33/round33.txt): it hung at 3,000,000 x 33 and was killed by the device call's
+limit. Its __syncwarp sat inside a loop whose trip count is per thread: at K = 33 (528 float4s, 128
+threads, 4 per trip) lanes 0 to 15 of warp 0 take a second trip that lanes 16 to 31 do not, and
+wait at the __syncwarp for lanes that never come. Round 32 stopped at the same shape; its "sync" and
+"hoist" candidates have the same loop. Round 34 counts the trips per warp. Before the hang, at K =
+17, 19 and 24: "dyn U=n" took 8.5, 10.2 and 5.0% less time than the rule (0.946, 0.954 and 0.952 of
+the read ceiling), with B hoisted or not within 0.9%; the
+sized tile alone (two trips of 4, 16 blocks per SM against the rule's 13) took 14.1% and 7.4% more
+time at K = 17 and 19 and 1.4% less at 24; with B hoisted and no __syncwarp (the SASS printed in the
+log: stores between the loads) it took 4.7 and 11.3% more than with it at K = 19 and 24, and 1.6%
+less at K = 17.
+
     python tools/explore/round33.py OUT_DIR
 """
 import ctypes

@@ -13,6 +13,26 @@ n is the loads per thread that make the rule's tile one trip (at least 4). Each 
 resident blocks per SM (the CUDA occupancy API on the device). Checked against float64 and timed
 round-robin beside the rule, torch.matmul and the read ceiling (round 7's timing).
 
+What it found (round34/round34.txt, all 57 K from 8 to 64 and the record's 8 row-tile shapes, in 84 s):
+* Where the tile is more than 4 float4s per thread (K = 17 to 64, 48 shapes), "dyn U=n" took 2.3 to
+  11.6% less time than the rule at every one. At M = 90,000,000 / K it read at 0.900 to 0.965 of the
+  read ceiling, the rule at 0.798 to 0.922 (under 0.91 at 27 of those 44 K; "dyn U=n" at 3: K = 34,
+  36 and 39).
+* "static U=n" took 0.5 to 1.8% more time than the rule at K = 17 to 20 (U = 5) and 1.2 to 6.6% less
+  from K = 21 on: one trip alone is not the gain where U = 5.
+* The three ran at the same resident blocks per SM at each K (12 at U = 5, 10 at U = 6 and 7, 9 at
+  U = 8, registers-bound; 8 at U = 4, threads-bound): more blocks are not the gain either.
+* "dyn U=n, carveout 100" took 3.0 to 11.0% more time than "dyn U=n" at U > 4, and 2.5 to 7.8% more at
+  K <= 16 (U = 4). Asking for the largest shared-memory carveout, which the static tile's 16 KB per
+  block needs at these occupancies, takes the sized tile's gain away. Global loads pass through the
+  L1 on their way to registers, and the carveout takes its room from the L1; our reading is that the
+  smaller L1 holds fewer loads in flight. The carveout the driver picked and the L1's part in loads
+  in flight were not measured here.
+* At K <= 16 (one trip of 4 already), the sized tile tied with the rule at 7 of 9 K and took 2.1 and
+  1.3% more time at K = 9 and 10.
+Adopted in gemvlab (row_tiles.cu, dispatch.TILE_LOADS): U > 4 with the sized tile where the rule's
+tile is more than 4 float4s per thread; K <= 16 keeps the static tile.
+
     python tools/explore/round34.py OUT_DIR
 """
 import ctypes
