@@ -65,7 +65,7 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
 #   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
-#   SMs idle. The model is optimistic here (the ratio column, 1.33 and 1.43). Candidates, not separated: a
+#   SMs idle. The model is optimistic here (the ratio column, 1.38 and 1.43). Candidates, not separated: a
 #   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
 #   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
@@ -73,10 +73,11 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is 1.9% faster than stage 4's
-#   0.254 at 1024 threads in notebook 04's guide, more than the 0.55% drift of notebook 03 (medians; stage
-#   4's quartiles at this shape are not printed there), where the record before had them tied). It fails when the rows are a small fraction of the
-#   SMs (M = 16, M = 1).
+#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is 1.6% slower than stage 4's
+#   0.245 at 1024 threads in notebook 04's guide, more than the 0.85% drift of notebook 03 (medians; stage
+#   4's quartiles at this shape are not printed there), where the record before had the dispatcher 1.9%
+#   faster and the one before that had them tied: which is faster here changes between records). It fails
+#   when the rows are a small fraction of the SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
 #   there (the ratio column); stages 2 to 4 all take about the same time at this shape (notebook 04's shape
@@ -115,7 +116,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.975 of
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.959 of
 # the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
 # reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #
@@ -177,7 +178,19 @@ nb.show_source("rows_per_warp")
 # Shared memory has 32 banks; the file's comment says how the sum rotates each row's starting column to
 # spread a warp's lanes over them, the bank passes per load that removes (counted from the indexing), and
 # what it did in an exploration that timed it (not re-run here): without it, at an even row stride with
-# one lane per row, the kernel took up to 4.3 times as long. `gemvlab/cuda/row_tiles.cu`:
+# one lane per row, the kernel took up to 4.3 times as long.
+#
+# How many loads per trip: 128 rows of 17 floats are 544 float4s for 128 threads, more than one trip of 4
+# loads each, and the second trip waits a memory latency for the first. So where a tile is more than 4
+# float4s per thread, each thread issues all of its loads at once (5 to 8), and the tile sits in shared
+# memory sized to its rows rather than in a 4,096-float array. Each SM's L1 and shared memory are one
+# store, split by a carveout the driver picks for the shared memory blocks ask for, and global loads pass
+# through the L1. In the exploration behind this (round 34, the file's comment, not re-run here), one trip
+# with the sized tile took 2.3 to 11.6% less time than two trips in the static tile at every K from 17 to
+# 64; the same kernel asking for the largest carveout gave that back, at the same blocks per SM. That a
+# larger L1 holds more loads in flight is the reading, not measured. The build report below shows the
+# one-trip variants issuing all their loads before the first use, with 256 bytes of static shared memory.
+# `gemvlab/cuda/row_tiles.cu`:
 
 # %%
 nb.show_source("row_tiles")
@@ -200,7 +213,9 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 # `gemvlab/dispatch.py`, `choose()`:
 # - Rows of at most 64 floats, nearly contiguous, with more data than one trip of every resident thread
 #   (below), go to `row_tiles`: as many rows per block as fit in its 4,096-float tile, of 512 (rows of at
-#   most 8 floats: 256 threads, two rows each), 256, 128 and 64.
+#   most 8 floats: 256 threads, two rows each), 256, 128 and 64. Where that tile is more than 4 float4s
+#   per thread (K = 17 to 64), each thread issues all its loads in one trip (5 to 8), and the tile sits
+#   in shared memory sized to its rows (below).
 # - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much
 #   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
@@ -254,9 +269,9 @@ _ = plots.plot_dispatch(ctx.recorded)
 # before the last four (1,100 × 240,000 to 1,700 × 140,000) came with the rule's split for a part-full
 # last wave and row tiles' two rows per thread, from the explorations that chose them (`tools/explore/round19` to
 # `round25`): most are shapes the rule before missed, and 1,700 × 140,000 one where a split can lose. The
-# last four came with this record (round 27, `tools/explore/round27`): 200 × 2,000,001 and 100 × 1,000,001,
-# few rows with odd K of the kind it now splits for about twelve waves, and row tiles at K = 19 and 39,
-# where it found the rule under the bar:
+# last four came with the record before this one (round 27, `tools/explore/round27`): 200 × 2,000,001 and
+# 100 × 1,000,001, few rows with odd K of the kind it splits for about twelve waves, and row tiles at K =
+# 19 and 39, where it found the rule under the bar:
 
 # %%
 nb.dispatch_table(ctx.recorded, "explorer")
@@ -271,49 +286,45 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# Seven are bandwidth misses, one a torch.matmul miss:
-# - **1024 × 1,048,576**: 0.99x torch.matmul (955.3 against 944.2 us, beyond the quartiles), at 0.963 of
-#   the read ceiling's bandwidth. Its 1,024 rows make 0.97 of one wave of 1,056 blocks, all starting at
-#   the same offset from B, so the rule keeps one block per row. The record before had it at 1.00x (962.8
-#   against 964.0 us): between the two, torch.matmul's time moved by 2.1% and gemv's by 0.8%. An
-#   exploration after this record (round 28, not re-run here) had it at 1.01x, and split for 8 waves 0.6%
-#   faster still, but 900 × 1,000,000 lost 2.4% split that way: at the edge of a tie with torch.matmul,
-#   and no split adopted.
-# - **64 × 1,000,003** (0.906): few long rows with odd K. The rule splits such rows for about twelve waves
-#   (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8 such shapes timed), but
-#   stretches of at least 8,192 floats allow only 122 stretches here (7.4 waves); the record before, at 66
-#   stretches, had 0.894. B (4 MB) sits well inside the L2, so the rule keeps one row per block, and each
-#   block reads B as scalars; every row's block reads it again. Where B is larger than a quarter of the L2,
-#   rows with odd K share B four to a block: 3 × 50,000,001 and 40 × 6,000,001 reach 0.944 and 0.942 in
-#   the table above. At this shape four rows per block took more time in an exploration (the comment on
+# All five are bandwidth misses; no shape is slower than torch.matmul beyond the quartiles.
+# - **Three whose gemv time did not move:** 10,000,000 × 8 (0.891), 123,457 × 777 (0.904) and 64 ×
+#   1,000,003 (0.894). Their plans are those of the record before, and gemv took within 0.2% of that
+#   record's time at each (93.2 against 93.1 us, 96.5 against 96.6, 68.2 against 68.3). The read ceiling
+#   at the same shapes took 1.9 and 2.0% less time than in that record at the first two (73.8 against
+#   75.2 us, 87.1 against 88.9) and 1.3% less at the third: the ceiling moved, not gemv. The record before had them
+#   at 0.909, 0.921 and 0.906. For 64 × 1,000,003, few long rows with odd K: the rule splits such rows
+#   for about twelve waves (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8
+#   such shapes timed), but stretches of at least 8,192 floats allow only 122 stretches here (7.4
+#   waves). B (4 MB) sits well inside the L2, so the rule keeps one row per block, and each block reads B
+#   as scalars; every row's block reads it again. Where B is larger than a quarter of the L2, rows with
+#   odd K share B four to a block: 3 × 50,000,001 and 40 × 6,000,001 reach 0.942 and 0.933 in the table
+#   above. At this shape four rows per block took more time in an exploration (the comment on
 #   `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest aligned loads its offset allows instead of
 #   scalars tied here and lost at 4096 × 4099 and 300 × 100,003 (round 24, the comment in
 #   `any_alignment.cuh`), and B staged in shared memory took 1.1% more time here (round 26); none re-run
-#   here. What holds it back is not separated.
-# - **Row tiles**: 2,000,000 × 45 (0.894), 6,000,000 × 17 (0.873), 3,000,000 × 33 (0.867), 4,736,842 × 19
-#   (0.871), 2,307,692 × 39 (0.800) and 10,000,000 × 8 (0.909, at the mark within its quartiles: 0.905 to
-#   0.913; 0.75 in an exploration before tiles of rows this short held two rows per thread, `row_tiles.cu`'s
-#   comment). 4,000,000 × 50 and 5,000,000 × 24 meet the bar (0.931 and 0.926). These are not the exception:
-#   in round 27, at M = 90,000,000 / K, the rule ran under 0.91 of the read ceiling at 52 of the 57 K from
-#   8 to 64 (0.78 at K = 39). In the explorations (`row_tiles.cu`'s comment and `tools/explore/round19` to
-#   `round30`, not re-run here), a start column that removes the shared-memory bank passes counted at odd
-#   K did not pay, nor a sum with half the instructions per float (round 20), nor, across odd K, one without
-#   the per-column index checks (round 27: 2 to 5% less time at K = 17 to 23 and 39, two of them shapes
-#   above, but more at 18 other odd K); other lanes per row and block sizes (round 28) were faster only at
-#   K = 9, 11, 32 and 39, by 2 to 8%, with no rule in K between them; two rows per
-#   thread in tiles larger than 4,096 floats took 1 to 10% less time at K = 11, 17 to 23 and 33 to 39, about
-#   the same at 13 and 41 to 47, and 2 to 6% more at 9, 15, 25 to 31 and 49 to 63 (round 26). A persistent
-#   grid that keeps the next tile's loads in flight while it sums the current one lost at 36 of 37 K (round
-#   29). One lead: at K = 17 to 23 the rule's 128 rows at 128 threads take a second trip of loads under
-#   half full, and 256 threads with as many rows as the tile holds, one trip, took 1.7 to 12.2% less time at
-#   all 14 shapes timed (round 30). A record made with that change had every other row-tile shape from
-#   K = 24 to 50 5 to 18% slower and 6,000,000 × 17 no faster (`tools/explore/final16/second`), so it was
-#   taken out again, to be re-timed. What limits these shapes is not separated.
+#   here. What holds these three back is not separated.
+# - **Row tiles at K = 33 and 39:** 3,000,000 × 33 (0.890) and 2,307,692 × 39 (0.884). Both now load
+#   their tile in one trip of 5 float4s per thread into a tile sized to its rows; in the record before,
+#   with two trips of 4 into the static 4,096-float tile, they ran at 0.867 and 0.800. The other five
+#   row-tile shapes that now take one trip of 5 to 7 loads meet the bar: 6,000,000 × 17 (0.929, was 0.873), 4,736,842 × 19 (0.943, was
+#   0.871), 2,000,000 × 45 (0.916, was 0.894), 5,000,000 × 24 (0.933) and 4,000,000 × 50 (0.936).
+#   The exploration behind the change (round 34, `row_tiles.cu`'s comment, not re-run here) timed every K
+#   from 8 to 64: at M = 90,000,000 / K the rule then in gemvlab ran under 0.91 of the read ceiling at 27
+#   of the 44 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908); the
+#   same kernel asking for the largest shared-memory carveout gave the gain back, at the same resident
+#   blocks per SM. K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers decide). Before
+#   it, explorations that did not pay (`row_tiles.cu`'s comment and `tools/explore/round19` to `round33`):
+#   a start column that removes the shared-memory bank passes counted at odd K, a sum with half the
+#   instructions per float, other lanes per row and block sizes, two rows per thread in larger tiles, and
+#   a persistent grid that keeps the next tile's loads in flight (lost at 36 of 37 K). What limits K = 33
+#   to 40 now is not separated.
 #
-# 500 × 1,000,001, slower than torch.matmul in the record before (0.98x, split for about four waves in 8
-# stretches), runs at 1.02x and 0.983 of the read ceiling in 25 stretches. In kernel time per launch no other
-# shape is slower than torch.matmul beyond the quartiles (a whole call from Python is another matter: the
-# next section); the closest is 123,457 × 777 (96.6 against 96.8 us, a tie).
+# 1024 × 1,048,576, 0.99x torch.matmul in the record before, ties with it here (939.8 against 940.2 us,
+# quartiles overlapping), at 0.982 of the read ceiling. 500 × 1,000,001, slower than torch.matmul two
+# records ago (0.98x, split for about four waves in 8 stretches), runs at 1.02x and 0.961 of the read
+# ceiling in 25 stretches. In kernel time per launch no shape is slower than torch.matmul beyond the
+# quartiles (a whole call from Python is another matter: the next section); 123,457 × 777 ties with it
+# (96.5 against 97.0 us).
 #
 # ## The cost of a call
 #
@@ -332,14 +343,14 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is about 1.5 and 3.7 times the same kernel's time in the explorer table (30.8 against 20.2 us at
-# 4096 × 4096, 22.8 against 6.1 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# GPU. It is about 1.5 and 3.6 times the same kernel's time in the explorer table (30.3 against 19.9 us at
+# 4096 × 4096, 21.6 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
 # the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
 # state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
-# 3.9 us less than a whole torch.matmul call at 4096 × 4096 and 0.2 us less at 1024 × 1024; these are
+# 3.8 us less than a whole torch.matmul call at 4096 × 4096 and 0.1 us more at 1024 × 1024; these are
 # unpaired medians, so this run does not show a difference either way.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# 11.9 us, against that kernel's 6.1 us in the explorer table, so back-to-back calls of that size may
+# 12.1 us, against that kernel's 6.0 us in the explorer table, so back-to-back calls of that size may
 # spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
@@ -375,14 +386,14 @@ nb.dispatch_look_back(ctx)
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
 # to 1.11 times its time (the ratio column). The largest is at 4096 × 4099 (1.11), a 21-us shape where the
-# assumed 4.2 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
-# (taken from one tiny shape) and no cost per block; which one fails is not separated. The aligned
-# 4096 × 4096 took 0.0202 ms in the explorer table against 0.0206 ms for 4096 × 4099 in the sweep,
-# quartiles overlapping: a tie, so this run does not show the odd K to be the cause. Next, at 1.04, are
-# four shapes: 2,097,152 × 128, of many short rows, where the model's missing cost per block is again
-# the candidate (notebook 04's short rows), and 16 × 16,777,216, 128 × 2,097,152 and 1024 × 262,144, of
-# 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and 262,144 × 1024 the measurement is within
-# 0.7% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
+# assumed 4.5 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
+# (taken from one tiny shape) and no cost per block. The aligned 4096 × 4096 took 0.0199 ms in the explorer
+# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, the quartiles apart (the record before
+# had them tied): in this run part of the 1.11 goes with the odd K; how much of the rest each assumption
+# explains is not separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
+# missing cost per block is again the candidate (notebook 04's short rows), and 128 × 2,097,152 and
+# 16 × 16,777,216 (1.04 and 1.03), of 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and
+# 262,144 × 1024 the measurement is within 0.8% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
 # whether it accounts for them is not shown; its missing per-block cost, per-SM limit and cost for rows
 # that do not start aligned are the candidates.
 #

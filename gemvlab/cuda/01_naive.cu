@@ -9,7 +9,7 @@
 //    that each hold up to 64 warps: few bytes are in flight. With 256 threads
 //    per block or more, the warps crowd onto at most 8, 4 or 2 SMs (one block
 //    per SM is assumed; where blocks land is not measured), which must each
-//    handle 32 lines per load instruction: the block size moves the time 5.9x
+//    handle 32 lines per load instruction: the block size moves the time 6.0x
 //    (notebook 01 measures it, and models it with a per-SM rate of about one
 //    line per clock, put in the L1 and fitted to that same sweep; which unit
 //    sets it is not measured);

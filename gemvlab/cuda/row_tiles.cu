@@ -48,7 +48,8 @@
 // above, then timed the rotation alone). Loading the next tile with cp.async while summing
 // this one (a persistent grid, MODE 2 there) was slower at 6 of the 8 shapes with millions of
 // rows, tied at K = 17 (0.6% faster, within the drift) and was 1.8% faster at K = 33. With R = 1
-// this file is MODE 1 as it ran there (R = 2 came from round 24, below); a rewrite
+// and U = 4 this file is MODE 1 as it ran there (R = 2 came from round 24, U > 4 from round 34,
+// below); a rewrite
 // with 32-bit indices in the loads too took 1.4 to 9.5% more time at 8 of 9 shapes and tied at
 // K = 8, and a tile of 8,192 floats was slower at 7 and tied at K = 63 and 64
 // (round12/round12.txt).
@@ -154,6 +155,23 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
 // (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
 // the rows still fit this tile: rows of at most 8 floats.
+// Why U > 4, with the tile sized to its rows: where the tile is more than 4 float4s per thread
+// (K = 17 to 64 at a row stride of K; at K = 17, 128 rows are 544 float4s for 128 threads), 4
+// loads per trip leave a second trip that waits a memory latency for the first. At every K from
+// 17 to 64, one trip of U loads with the tile in shared memory sized to its rows (dynamic shared
+// memory, set by the launcher) took 2.3 to 11.6% less time than two trips in the static
+// 4,096-float tile (tools/explore/round34/round34.txt; 0.798 to 0.922 of the read ceiling became
+// 0.900 to 0.965 at M = 90,000,000 / K). Neither change alone explains it: one trip in the static
+// tile took 0.5 to 1.8% more time at K = 17 to 20 and up to 6.6% less above; and both ran at the
+// same resident blocks per SM at each K (registers decide them: 12 at U = 5, 10 at U = 6 and 7, 9
+// at U = 8). But the sized tile with the largest shared-memory carveout requested
+// (cudaFuncAttributePreferredSharedMemoryCarveout = 100) took 3.0 to 11.0% more time than
+// without: the L1 and shared memory share one store per SM, the static tile's 16 KB per block
+// makes the driver give most of it to shared memory, and global loads pass through the L1 on
+// their way to registers. That the smaller L1 holds fewer of them in flight is our reading; the
+// carveout chosen and the L1's part were not measured. At K <= 16 the tile is one trip of 4
+// already; there the sized tile tied at 7 of 9 K and took 2.1 and 1.3% more time at K = 9 and 10,
+// so those keep the static tile (U = 4 compiles to the same code as before U existed).
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
