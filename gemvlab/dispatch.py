@@ -457,8 +457,8 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
                + "; A is more than one trip of the resident threads"]
         if loads > TILE_LOADS:
             why.append(f"the tile is more than 4 float4s per thread: one trip of {loads} loads per thread, all in "
-                       "flight at once, into shared memory sized to the tile (a static 4,096-float tile would leave "
-                       "less L1 for the loads in flight)")
+                       "flight at once, into shared memory sized to the tile (12 or more blocks per SM of static "
+                       "4,096-float tiles need the largest shared-memory carveout, the smallest L1)")
         return make_plan(M, K, "row_tiles", device, False, block, loads, lanes_per_row=G, reasons=tuple(why),
                          rows_per_group=R)
     if K <= SHORT_ROW_K:

@@ -326,8 +326,8 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # than 2 at 128 threads (1.990 against 1.872 ms, beyond the ± ranges); at 512, 1.4% more (1.922 against
 # 1.896), beyond the ranges and the 0.85% drift. At 32 they take 1.4% less (2.221 against 2.252), beyond
 # the ranges and the drift: a difference in this run, which the SASS count does not explain; at 1024,
-# 0.6% less, beyond the ranges but within the drift, and at 64 and 256 (1.886 against 1.870) the ranges
-# overlap: ties. At 256 threads the record before this one had 4 loads 8.5% slower, beyond its ranges, and
+# 0.6% less, beyond the ranges but within the drift: a tie by that measure; and at 64 and 256 (1.886
+# against 1.870) the ranges overlap: ties. At 256 threads the record before this one had 4 loads 8.5% slower, beyond its ranges, and
 # the one before it 0.8% slower: at that configuration records differ by far more than the drift within
 # one, which is not separated here. The model (below;
 # one fitted input, notebook 01's L1 line rate, which adds 8 ns of L1 time to the 335-ns memory latency

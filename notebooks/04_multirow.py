@@ -160,7 +160,7 @@ nb.which_kernel(ctx.recorded)
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
 #   or near the read ceiling; stage 5 ties with it at the headline and at 1024 × 262,144 (1.883 against
-#   1.872 ms, 0.239 against 0.239; the quartiles overlap, as the guide says; the stage table below, another
+#   1.872 ms, 0.239 against 0.239; ties, as the guide says, and within the 0.85% drift; the stage table below, another
 #   timing in the same record, has them tied at the headline too: 1.869 against 1.874 ms). It trails by
 #   about 2% at 8192² (0.064 against 0.063 ms) and 3% at 16384² (0.241 against 0.234).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same

@@ -73,9 +73,9 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.249 ms is 1.6% slower than stage 4's
-#   0.245 at 1024 threads in notebook 04's guide, more than the 0.85% drift of notebook 03 (medians; stage
-#   4's quartiles at this shape are not printed there), where the record before had the dispatcher 1.9%
+#   explorations, not measured here; at this shape the dispatcher's 0.2485 ms (the sweep table below) is
+#   1.4% slower than stage 4's 0.245 at 1024 threads in notebook 04's guide, more than the 0.85% drift of
+#   notebook 03, whose steps table puts stage 4's quartiles here at 0.244 to 0.246 ms; the record before had the dispatcher 1.9%
 #   faster and the one before that had them tied: which is faster here changes between records). It fails
 #   when the rows are a small fraction of the SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
@@ -184,11 +184,13 @@ nb.show_source("rows_per_warp")
 # loads each, and the second trip waits a memory latency for the first. So where a tile is more than 4
 # float4s per thread, each thread issues all of its loads at once (5 to 8), and the tile sits in shared
 # memory sized to its rows rather than in a 4,096-float array. Each SM's L1 and shared memory are one
-# store, split by a carveout the driver picks for the shared memory blocks ask for, and global loads pass
-# through the L1. In the exploration behind this (round 34, the file's comment, not re-run here), one trip
-# with the sized tile took 2.3 to 11.6% less time than two trips in the static tile at every K from 17 to
-# 64; the same kernel asking for the largest carveout gave that back, at the same blocks per SM. That a
-# larger L1 holds more loads in flight is the reading, not measured. The build report below shows the
+# store, split by a carveout the driver picks for the shared memory the resident blocks ask for, and
+# global loads pass through the L1. In the exploration behind this (round 34, the file's comment, not
+# re-run here), one trip with the sized tile took 2.3 to 11.6% less time than two trips in the static tile
+# at every K from 17 to 64. Where the blocks' static tiles need the largest carveout (12 or 13 blocks per
+# SM), sizing the tile was what paid; where they do not, one trip alone gained as much; and the sized tile
+# with the largest carveout requested was never faster than the static one, at the same blocks per SM. That
+# a larger L1 holds more loads in flight is the reading, not measured. The build report below shows the
 # one-trip variants issuing all their loads before the first use, with 256 bytes of static shared memory.
 # `gemvlab/cuda/row_tiles.cu`:
 
@@ -309,15 +311,16 @@ nb.dispatch_misses(ctx.recorded)
 #   row-tile shapes that now take one trip of 5 to 7 loads meet the bar: 6,000,000 × 17 (0.929, was 0.873), 4,736,842 × 19 (0.943, was
 #   0.871), 2,000,000 × 45 (0.916, was 0.894), 5,000,000 × 24 (0.933) and 4,000,000 × 50 (0.936).
 #   The exploration behind the change (round 34, `row_tiles.cu`'s comment, not re-run here) timed every K
-#   from 8 to 64: at M = 90,000,000 / K the rule then in gemvlab ran under 0.91 of the read ceiling at 27
-#   of the 44 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908); the
-#   same kernel asking for the largest shared-memory carveout gave the gain back, at the same resident
-#   blocks per SM. K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers decide). Before
-#   it, explorations that did not pay (`row_tiles.cu`'s comment and `tools/explore/round19` to `round33`):
-#   a start column that removes the shared-memory bank passes counted at odd K, a sum with half the
-#   instructions per float, other lanes per row and block sizes, two rows per thread in larger tiles, and
-#   a persistent grid that keeps the next tile's loads in flight (lost at 36 of 37 K). What limits K = 33
-#   to 40 now is not separated.
+#   from 8 to 64, one shape each: the rule then in gemvlab ran under 0.91 of the read ceiling at 29 of the
+#   48 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908); the same
+#   kernel asking for the largest shared-memory carveout was never faster than the static tile, at the
+#   same resident blocks per SM. K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers
+#   decide). Before it, explorations that did not find a rule (`row_tiles.cu`'s comment and
+#   `tools/explore/round19` to `round33`, not re-run here): a start column that removes the shared-memory
+#   bank passes counted at odd K, a sum with half the instructions per float, other lanes per row and block
+#   sizes, two rows per thread (faster at some K, K = 17 and 33 among them, but only in tiles larger than
+#   gemvlab's), and a persistent grid that keeps the next tile's loads in flight (round 29: more time at 36
+#   of 37 K). What limits K = 33 to 40 now is not separated.
 #
 # 1024 × 1,048,576, 0.99x torch.matmul in the record before, ties with it here (939.8 against 940.2 us,
 # quartiles overlapping), at 0.982 of the read ceiling. 500 × 1,000,001, slower than torch.matmul two
@@ -388,9 +391,10 @@ nb.dispatch_look_back(ctx)
 # to 1.11 times its time (the ratio column). The largest is at 4096 × 4099 (1.11), a 21-us shape where the
 # assumed 4.5 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
 # (taken from one tiny shape) and no cost per block. The aligned 4096 × 4096 took 0.0199 ms in the explorer
-# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, the quartiles apart (the record before
-# had them tied): in this run part of the 1.11 goes with the odd K; how much of the rest each assumption
-# explains is not separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
+# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, beyond the 0.85% drift of notebook 03
+# (two tables of one run; their printed quartiles meet at 0.0205; the record before had them tied): in
+# this run part of the 1.11 may go with the odd K; how much of it each assumption explains is not
+# separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
 # missing cost per block is again the candidate (notebook 04's short rows), and 128 × 2,097,152 and
 # 16 × 16,777,216 (1.04 and 1.03), of 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and
 # 262,144 × 1024 the measurement is within 0.8% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so

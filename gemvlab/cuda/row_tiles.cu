@@ -9,7 +9,8 @@
 //
 // Consecutive rows are one contiguous stretch of A when the row stride is K (or a little more).
 // So a block reads the stretch holding its rows, R * blockDim.x / G of them (R below), as the read ceiling
-// does: every thread loads float4s of one flat array, up to 4 loads written before any is used,
+// does: every thread loads float4s of one flat array, 4 loads written before any is used (5 to 8,
+// all of its loads, where the tile is more than 4 float4s per thread: below),
 // each warp's load 512 contiguous bytes; it stores them to shared memory (the tile), and after a
 // barrier G lanes sum each row from there, with B copied to shared memory too. The sums are
 // added in one fixed order: the same bits on every run.
@@ -155,23 +156,32 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
 // (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
 // the rows still fit this tile: rows of at most 8 floats.
+//
 // Why U > 4, with the tile sized to its rows: where the tile is more than 4 float4s per thread
 // (K = 17 to 64 at a row stride of K; at K = 17, 128 rows are 544 float4s for 128 threads), 4
 // loads per trip leave a second trip that waits a memory latency for the first. At every K from
 // 17 to 64, one trip of U loads with the tile in shared memory sized to its rows (dynamic shared
 // memory, set by the launcher) took 2.3 to 11.6% less time than two trips in the static
 // 4,096-float tile (tools/explore/round34/round34.txt; 0.798 to 0.922 of the read ceiling became
-// 0.900 to 0.965 at M = 90,000,000 / K). Neither change alone explains it: one trip in the static
-// tile took 0.5 to 1.8% more time at K = 17 to 20 and up to 6.6% less above; and both ran at the
-// same resident blocks per SM at each K (registers decide them: 12 at U = 5, 10 at U = 6 and 7, 9
-// at U = 8). But the sized tile with the largest shared-memory carveout requested
-// (cudaFuncAttributePreferredSharedMemoryCarveout = 100) took 3.0 to 11.0% more time than
-// without: the L1 and shared memory share one store per SM, the static tile's 16 KB per block
-// makes the driver give most of it to shared memory, and global loads pass through the L1 on
-// their way to registers. That the smaller L1 holds fewer of them in flight is our reading; the
-// carveout chosen and the L1's part were not measured. At K <= 16 the tile is one trip of 4
-// already; there the sized tile tied at 7 of 9 K and took 2.1 and 1.3% more time at K = 9 and 10,
-// so those keep the static tile (U = 4 compiles to the same code as before U existed).
+// 0.900 to 0.965). What the sizing adds depends on the shared memory the resident blocks ask for.
+// A static tile is 16,656 bytes, 17,680 with the 1 KB the GPU reserves per block; the CUDA guide
+// lists carveouts of up to 228 KB of the SM's 256 KB L1/shared store for compute capability 9.0,
+// the one below it 196 KB (KB here: 1,024 bytes). Two trips of 4 at 128 threads keep 13 blocks
+// per SM (224 KB) and one trip of 5 keeps 12 (207 KB, registers-bound): only the largest carveout
+// holds them, leaving the smallest L1. One trip of 6 to 8 keeps 10 or 9 (173 KB or less). Timed
+// with the static tile, one trip took 0.5 to 1.8% more time than two at K = 17 to 20 and 1.2 to
+// 6.6% less at K = 33 to 40 (both U = 5, where the sized tile is about half the static one and took
+// 3.0 to 10.1% less than the static one), while at U = 6 to 8 it was
+// within 2.1% of the sized tile (the same size as the static one at K = 32 and 64). The sized tile
+// with the largest carveout requested (cudaFuncAttributePreferredSharedMemoryCarveout = 100) took
+// as long as the static tile at U = 5 (within 1.2%) and 2.5 to 10.4% longer than it at U = 6 to 8,
+// where the static tile does not need that carveout; at K <= 16 (8 blocks of 256 threads, 138 KB)
+// 2.8 to 6.5% longer. So in every case timed, blocks that need, or ask for, the largest carveout
+// ran slower, all else equal. Global loads pass through the L1 on their way to registers; that a
+// smaller L1 holds fewer of them in flight is our reading, and the carveout the driver picked was
+// not read back. At K <= 16 the tile is one trip of 4 already; there the sized tile tied at 7 of 9
+// K and took 2.1 and 1.3% more time at K = 9 and 10, so those keep the static tile (U = 4 compiles
+// to the same code as before U existed).
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
