@@ -23,11 +23,13 @@ What it found (round34/round34.txt, all 57 K from 8 to 64 and the record's 8 row
 * The three ran at the same resident blocks per SM at each K (12 at U = 5, 10 at U = 6 and 7, 9 at
   U = 8, registers-bound; 8 at U = 4, threads-bound): more blocks are not the gain either.
 * "dyn U=n, carveout 100" took 3.0 to 11.0% more time than "dyn U=n" at U > 4, and 2.5 to 7.8% more at
-  K <= 16 (U = 4). Asking for the largest shared-memory carveout, which the static tile's 16 KB per
-  block needs at these occupancies, takes the sized tile's gain away. Global loads pass through the
-  L1 on their way to registers, and the carveout takes its room from the L1; our reading is that the
-  smaller L1 holds fewer loads in flight. The carveout the driver picked and the L1's part in loads
-  in flight were not measured here.
+  K <= 16 (U = 4). Against "static U=n": within 1.2% at U = 5, where 12 static tiles per SM (207 KB
+  with the 1 KB reserved per block) need the largest carveout anyway, and 2.5 to 10.4% more at U = 6
+  to 8 (10 or 9 static tiles, 173 KB or less, which a smaller carveout holds). The sized tile itself
+  took 3.0 to 10.1% less than the static one at U = 5 and within 2.1% of it at U = 6 to 8. In every
+  case, blocks that need or ask for the largest carveout (the smallest L1) ran slower, all else equal.
+  Global loads pass through the L1 on their way to registers; our reading is that the smaller L1
+  holds fewer loads in flight. The carveout the driver picked was not read back.
 * At K <= 16 (one trip of 4 already), the sized tile tied with the rule at 7 of 9 K and took 2.1 and
   1.3% more time at K = 9 and 10.
 Adopted in gemvlab (row_tiles.cu, dispatch.TILE_LOADS): U > 4 with the sized tile where the rule's
