@@ -185,13 +185,16 @@ nb.show_source("rows_per_warp")
 # float4s per thread, each thread issues all of its loads at once (5 to 8), and the tile sits in shared
 # memory sized to its rows rather than in a 4,096-float array. Each SM's L1 and shared memory are one
 # store, split by a carveout the driver picks for the shared memory the resident blocks ask for, and
-# global loads pass through the L1. In the exploration behind this (round 34, the file's comment, not
-# re-run here), one trip with the sized tile took 2.3 to 11.6% less time than two trips in the static tile
-# at every K from 17 to 64. Where the blocks' static tiles need the largest carveout (12 or 13 blocks per
-# SM), sizing the tile was what paid; where they do not, one trip alone gained as much; and the sized tile
-# with the largest carveout requested was never faster than the static one, at the same blocks per SM. That
-# a larger L1 holds more loads in flight is the reading, not measured. The build report below shows the
-# one-trip variants issuing all their loads before the first use, with 256 bytes of static shared memory.
+# global loads pass through the L1 (A's loads skip caching there, `__ldcg`, but not the L1 itself). In the
+# exploration behind this (round 34, the file's comment has the numbers, not re-run here), one trip with
+# the sized tile took 2.3 to 11.6% less time than two trips in the static tile at every K from 17 to 64.
+# Neither change alone did that everywhere: with the static tile, one trip took 0.5 to 1.8% more time than
+# two at K = 17 to 20; and the sized tile made to ask for the largest carveout (the smallest L1) took 2.5
+# to 10.4% more time than the static tile at 6 to 8 loads per thread, whose static tiles do not need that
+# carveout, and from 0.2% less to 1.2% more at 5, whose static tiles (12 blocks per SM) need it anyway; the
+# blocks per SM were the same. That a smaller L1 holds fewer loads in flight is the reading, not measured.
+# The build report below shows the one-trip variants issuing all their loads before the first use, with
+# 256 bytes of static shared memory.
 # `gemvlab/cuda/row_tiles.cu`:
 
 # %%
@@ -292,8 +295,8 @@ nb.dispatch_misses(ctx.recorded)
 # - **Three whose gemv time did not move:** 10,000,000 × 8 (0.891), 123,457 × 777 (0.904) and 64 ×
 #   1,000,003 (0.894). Their plans are those of the record before, and gemv took within 0.2% of that
 #   record's time at each (93.2 against 93.1 us, 96.5 against 96.6, 68.2 against 68.3). The read ceiling
-#   at the same shapes took 1.9 and 2.0% less time than in that record at the first two (73.8 against
-#   75.2 us, 87.1 against 88.9) and 1.3% less at the third: the ceiling moved, not gemv. The record before had them
+#   at the same shapes took 1.9, 2.0 and 1.4% less time than in that record (73.8 against 75.2 us, 87.1
+#   against 88.9, 60.1 against 60.9): the ceiling moved, not gemv. The record before had them
 #   at 0.909, 0.921 and 0.906. For 64 × 1,000,003, few long rows with odd K: the rule splits such rows
 #   for about twelve waves (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8
 #   such shapes timed), but stretches of at least 8,192 floats allow only 122 stretches here (7.4
@@ -312,14 +315,13 @@ nb.dispatch_misses(ctx.recorded)
 #   0.871), 2,000,000 × 45 (0.916, was 0.894), 5,000,000 × 24 (0.933) and 4,000,000 × 50 (0.936).
 #   The exploration behind the change (round 34, `row_tiles.cu`'s comment, not re-run here) timed every K
 #   from 8 to 64, one shape each: the rule then in gemvlab ran under 0.91 of the read ceiling at 29 of the
-#   48 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908); the same
-#   kernel asking for the largest shared-memory carveout was never faster than the static tile, at the
-#   same resident blocks per SM. K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers
-#   decide). Before it, explorations that did not find a rule (`row_tiles.cu`'s comment and
+#   48 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908). This record
+#   has K = 33 and 39 lower than that exploration did (0.890 and 0.884, against 0.910 and 0.903 there):
+#   another machine start, where the three unchanged shapes above moved by as much against the ceiling.
+#   K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers decide). Before it, explorations that did not find a rule (`row_tiles.cu`'s comment and
 #   `tools/explore/round19` to `round33`, not re-run here): a start column that removes the shared-memory
 #   bank passes counted at odd K, a sum with half the instructions per float, other lanes per row and block
-#   sizes, two rows per thread (faster at some K, K = 17 and 33 among them, but only in tiles larger than
-#   gemvlab's), and a persistent grid that keeps the next tile's loads in flight (round 29: more time at 36
+#   sizes, two rows per thread (at K = 17 and 33 faster, but only in tiles larger than gemvlab's), and a persistent grid that keeps the next tile's loads in flight (round 29: more time at 36
 #   of 37 K). What limits K = 33 to 40 now is not separated.
 #
 # 1024 × 1,048,576, 0.99x torch.matmul in the record before, ties with it here (939.8 against 940.2 us,
@@ -391,10 +393,9 @@ nb.dispatch_look_back(ctx)
 # to 1.11 times its time (the ratio column). The largest is at 4096 × 4099 (1.11), a 21-us shape where the
 # assumed 4.5 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
 # (taken from one tiny shape) and no cost per block. The aligned 4096 × 4096 took 0.0199 ms in the explorer
-# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, beyond the 0.85% drift of notebook 03
-# (two tables of one run; their printed quartiles meet at 0.0205; the record before had them tied): in
-# this run part of the 1.11 may go with the odd K; how much of it each assumption explains is not
-# separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
+# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, but their printed quartiles meet
+# (0.0205), so this run does not show the odd K to cost anything (the record before had them tied);
+# which assumption accounts for the 1.11 is not separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
 # missing cost per block is again the candidate (notebook 04's short rows), and 128 × 2,097,152 and
 # 16 × 16,777,216 (1.04 and 1.03), of 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and
 # 262,144 × 1024 the measurement is within 0.8% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so

@@ -47,7 +47,7 @@
 // against these): 3.8% more time at 4096 x 4099, 3.4% more at 300 x 100,003, and within 0.5% at
 // 64 x 1,000,003 and the sweep's aligned shapes. Where several rows share a block, one such load of B serves every
 // row, and that is taken: dot_rows_shuffled, at the end of this file. A head that runs on to the
-// next 128-byte line, so that the body starts on a line, took 0.8% more to 2.4% less time in split_k and was
+// next 128-byte line, so that the body starts on a line, took from 0.8% more (within that run's drift) to 2.4% less time in split_k and was
 // mixed in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted.
 // Rows that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K =
 // 260 took 238.4 us, 2% more time per byte than K = 256's 230.0

@@ -170,18 +170,19 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // per SM (224 KB) and one trip of 5 keeps 12 (207 KB, registers-bound): only the largest carveout
 // holds them, leaving the smallest L1. One trip of 6 to 8 keeps 10 or 9 (173 KB or less). Timed
 // with the static tile, one trip took 0.5 to 1.8% more time than two at K = 17 to 20 and 1.2 to
-// 6.6% less at K = 33 to 40 (both U = 5, where the sized tile is about half the static one and took
-// 3.0 to 10.1% less than the static one), while at U = 6 to 8 it was
-// within 2.1% of the sized tile (the same size as the static one at K = 32 and 64). The sized tile
-// with the largest carveout requested (cudaFuncAttributePreferredSharedMemoryCarveout = 100) took
-// as long as the static tile at U = 5 (within 1.2%) and 2.5 to 10.4% longer than it at U = 6 to 8,
-// where the static tile does not need that carveout; at K <= 16 (8 blocks of 256 threads, 138 KB)
-// 2.8 to 6.5% longer. So in every case timed, blocks that need, or ask for, the largest carveout
-// ran slower, all else equal. Global loads pass through the L1 on their way to registers; that a
-// smaller L1 holds fewer of them in flight is our reading, and the carveout the driver picked was
-// not read back. At K <= 16 the tile is one trip of 4 already; there the sized tile tied at 7 of 9
-// K and took 2.1 and 1.3% more time at K = 9 and 10, so those keep the static tile (U = 4 compiles
-// to the same code as before U existed).
+// 6.6% less at K = 33 to 40 (both U = 5, where the sized tile is 52 to 63% of the static one and
+// took 3.0 to 10.1% less time than it); at U = 6 to 8 one trip in the static tile took 0.9% less to
+// 2.1% more time than in the sized tile (the same size as the static one at K = 32 and 64). The
+// sized tile with the largest carveout requested (cudaFuncAttributePreferredSharedMemoryCarveout =
+// 100) took 0.2% less to 1.2% more time than the static tile at U = 5, where the static tile needs
+// that carveout anyway, 2.5 to 10.4% more at U = 6 to 8, where it does not, and at K <= 16 (8
+// blocks of 256 threads, 138 KB) 2.8 to 6.5% more. Our reading: the loads of A skip caching in the
+// L1 (__ldcg) but still pass through it on their way to registers, and a smaller L1 holds fewer of
+// them in flight. Not measured: the carveout the driver picked was not read back, and one case
+// goes the other way (at K = 9 and 10, below, the sized tile, which leaves more L1, took more
+// time). At K <= 16 the tile is one trip of 4 already; there the sized tile tied at 7 of 9 K and
+// took 2.1 and 1.3% more time at K = 9 and 10, so those keep the static tile (U = 4 compiles to the
+// same code as before U existed).
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
