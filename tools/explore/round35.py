@@ -1,0 +1,99 @@
+"""Exploration round 35 on the H200 (issue 9, not part of gemvlab), logged in round35/round35.txt.
+Written in session 17, not yet run (the session's device time was spent).
+
+Session 17's record (tools/explore/final17) leaves two row-tile shapes under 0.91 of the read
+ceiling, both at K = 33 to 40, where gemvlab's row_tiles takes one trip of 5 loads per thread at
+12 blocks of 128 threads per SM (40 registers). Part A: the same kernel with
+__launch_bounds__(128, MINB) (round35.cu), MINB = 14 or 16 at U = 5 (32 registers, 16 blocks per SM,
+28 bytes of spills) and 12 or 16 at U = 6 to 8, against the rule, at the record's two shapes and at
+M = 90,000,000 / K for K = 17 to 64 in steps, until the time guard. Part B: at 128 x 2,097,152 the
+record had stage 4 with 1024 threads one block per row (0.245 ms) 1.4% faster than the rule's split
+(0.2485 ms); here the rule against split_k unsplit at 256, 512 and 1024 threads, at M = 64 to 256
+rows of 2,097,152 floats. Every candidate is checked against float64 and timed round-robin beside
+the rule, torch.matmul and the read ceiling (round 7's timing). Build without a GPU first
+(tools/explore/prebuild.py).
+
+    python tools/explore/round35.py OUT_DIR
+"""
+import ctypes
+import time
+from pathlib import Path
+
+t0 = time.time()
+import torch  # noqa: E402
+
+from gemvlab import build, dispatch  # noqa: E402
+
+from round19 import candidate  # noqa: E402
+from round28 import compare  # noqa: E402
+from round7 import device, rnd, say  # noqa: E402
+from gemvlab import bench  # noqa: E402
+
+here = Path(__file__).parent
+cuda = here.parent.parent / "gemvlab" / "cuda"
+lib = build.build("round35", (here / "round35.cu").read_text(),
+                  headers={n: (cuda / n).read_text() for n in ("row_tiles.cu", "launch_args.cuh")})
+tiles_fn, blocks_fn = lib.function("launch_round35_tiles"), lib.function("round35_blocks_per_sm")
+tiles_fn.argtypes = dispatch._ARGTYPES
+blocks_fn.argtypes, blocks_fn.restype = [ctypes.c_void_p], ctypes.c_int
+GUARD_S = 300  # start no shape after this many seconds
+
+
+def spills(G, U, minb):
+    res = lib.resources.get(f"round35_tiles<{G}, {U}, {minb}>")
+    return f"{res.registers} registers, {res.spill_store_bytes} B spilled" if res else "?"
+
+
+def tile_cands(A, plan):
+    M, K, lda = plan.M, plan.K, A.stride(0)
+    G, U = plan.lanes_per_row, plan.loads
+    out = {}
+    for minb in ((14, 16) if U == 5 else (12, 16)):
+        args = dispatch.LaunchArgs(lda, M, K, 0, 1, 128, G + 128 * U + 4096 * minb, 0)
+        out[f"MINB={minb} ({blocks_fn(ctypes.addressof(args))}/SM, {spills(G, U, minb)})"] = (tiles_fn, args)
+    return out
+
+
+def tile_study(M, K):
+    A, B, ref = rnd.inputs(M, K, "tiles, launch bounds")
+    C = torch.empty(M, 1, device="cuda")
+    rule = dispatch.launcher(A, B)
+    fns = {"rule " + rule.plan.name: lambda: rule(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
+    errs, meta = {}, {}
+    for name, (fn, args) in tile_cands(A, rule.plan).items():
+        f = candidate(fn, A, B, C, C, args)
+        C.fill_(float("nan"))
+        f()
+        torch.cuda.synchronize()
+        errs[name] = bench.relative_error(C, ref)
+        meta[name] = [args.variant, args.block]
+        if errs[name] < 1e-5:
+            fns[name] = f
+        else:
+            say(f"  {name}: WRONG {errs[name]:.2e}")
+    rnd.time_and_log(M, K, "tiles, launch bounds", fns, errs, meta, A)
+    say(f"  [at {time.time() - t0:.0f} s]")
+    del A, B, ref, C
+    torch.cuda.empty_cache()
+
+
+def main():
+    say(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; imports and builds took "
+        f"{time.time() - t0:.1f} s")
+    for M in (128, 64, 96, 160, 256):
+        K = 2_097_152
+        plans = {f"unsplit b={b}": dispatch.make_plan(M, K, "split_k", device, True, b, 2, 1) for b in (256, 512, 1024)}
+        compare(M, K, "few rows, unsplit", plans)
+    shapes = [(3_000_000, 33), (2_307_692, 39)] + [(90_000_000 // K, K) for K in (33, 35, 37, 39, 40, 36, 34, 38, 17,
+                                                                                  19, 20, 24, 28, 32, 45, 50, 56, 64)]
+    for M, K in shapes:
+        if time.time() - t0 > GUARD_S:
+            say(f"time guard: stopped before {M:,} x {K}")
+            break
+        if dispatch.choose(M, K, K, 0, 0, device).kernel == "row_tiles":
+            tile_study(M, K)
+    say(f"all done at {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
