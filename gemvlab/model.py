@@ -82,9 +82,10 @@ def loads_written(stage, variant: int | None = None) -> int | None:
     ptxas issues before the first use can be fewer: `a_loads_in_flight` counts it in the SASS)."""
     st = get_stage(stage)
     v = st.default_variant if variant is None else variant
+    if st.name == "row_tiles":
+        return row_tiles_template(v)[2]  # U: 4, or 5 to 8 in one trip
     return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
-            "read_ceiling": 2, "split_k": _split_k_loads(v),
-            "rows_per_warp": 4, "row_tiles": row_tiles_template(v)[2] if st.name == "row_tiles" else 4}.get(st.name)
+            "read_ceiling": 2, "split_k": _split_k_loads(v), "rows_per_warp": 4}.get(st.name)
 
 
 def traffic(stage, variant: int | None = None) -> Traffic:
