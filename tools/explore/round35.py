@@ -24,10 +24,9 @@ import torch  # noqa: E402
 
 from gemvlab import build, dispatch  # noqa: E402
 
-from round19 import candidate  # noqa: E402
+from round20 import study  # noqa: E402
 from round28 import compare  # noqa: E402
-from round7 import device, rnd, say  # noqa: E402
-from gemvlab import bench  # noqa: E402
+from round7 import device, say  # noqa: E402
 
 here = Path(__file__).parent
 cuda = here.parent.parent / "gemvlab" / "cuda"
@@ -54,29 +53,6 @@ def tile_cands(A, plan):
     return out
 
 
-def tile_study(M, K):
-    A, B, ref = rnd.inputs(M, K, "tiles, launch bounds")
-    C = torch.empty(M, 1, device="cuda")
-    rule = dispatch.launcher(A, B)
-    fns = {"rule " + rule.plan.name: lambda: rule(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
-    errs, meta = {}, {}
-    for name, (fn, args) in tile_cands(A, rule.plan).items():
-        f = candidate(fn, A, B, C, C, args)
-        C.fill_(float("nan"))
-        f()
-        torch.cuda.synchronize()
-        errs[name] = bench.relative_error(C, ref)
-        meta[name] = [args.variant, args.block]
-        if errs[name] < 1e-5:
-            fns[name] = f
-        else:
-            say(f"  {name}: WRONG {errs[name]:.2e}")
-    rnd.time_and_log(M, K, "tiles, launch bounds", fns, errs, meta, A)
-    say(f"  [at {time.time() - t0:.0f} s]")
-    del A, B, ref, C
-    torch.cuda.empty_cache()
-
-
 def main():
     say(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; imports and builds took "
         f"{time.time() - t0:.1f} s")
@@ -91,7 +67,8 @@ def main():
             say(f"time guard: stopped before {M:,} x {K}")
             break
         if dispatch.choose(M, K, K, 0, 0, device).kernel == "row_tiles":
-            tile_study(M, K)
+            study(M, K, 0, "tiles, launch bounds", tile_cands)
+            say(f"  [at {time.time() - t0:.0f} s]")
     say(f"all done at {time.time() - t0:.0f} s")
 
 
