@@ -42,8 +42,15 @@ from .kernels import (ROW_TILES, ROWS_PER_WARP, SPLIT_K, build_stage, row_tiles_
 SHORT_ROW_K = 2048
 #: rows_per_warp: threads per block, and the float4 loads of A per lane per trip (fixed in
 #: rows_per_warp.cu). 128 threads were 0.7 to 2.4% faster than 256 at five of the six large
-#: short-row shapes of tools/explore/round4/round4.txt, and tied at the sixth.
-ROWS_BLOCK = 128
+#: short-row shapes of tools/explore/round4/round4.txt, and tied at the sixth. 64 threads took 0.8
+#: to 2.7% less time than 128 at all 9 K from 65 to 1,537 whose rows start at different offsets
+#: from a 16-byte boundary (K % 4 != 0; 123,457 x 777: 0.929 of the read ceiling against 0.914),
+#: and tied with it (within 0.3%, quartiles overlapping) at all 13 aligned shapes, 1,000 x 500 to
+#: 262,144 x 1,024, with the same blocks per SM's worth of warps at both sizes
+#: (tools/explore/round36/round36.txt). Our reading, not measured: such rows differ in their
+#: scalar heads and tails, so a block's warps end at different times, and a block's slot is freed
+#: only when its last warp ends; 2 warps per block wait on fewer than 4.
+ROWS_BLOCK = 64
 ROWS_LOADS = 4
 #: rows_per_warp's G, lanes per row, in two regimes (tools/explore/round5 and round6, *.txt):
 #: * little data (A fits in one trip of every resident thread, ROWS_LOADS float4s each): the call
@@ -64,9 +71,8 @@ MIN_LANES = 4
 FEW_FLOAT4S_K = 96
 #: row_tiles (cuda/row_tiles.cu) for rows of at most TILE_MAX_K floats, where there is more than
 #: one trip of data and the rows are nearly contiguous (at most 1/8 of the bytes read between
-#: rows unused): as many rows per block as fit in the tile, of TILE_ROWS (512 rows for 256 threads,
-#: 1 lane and 2 rows each; 256 and 256, 1 lane per row; 128 and 128, 1; 64 rows for 128 threads,
-#: 2 lanes per row). In tools/explore/round10/round10.txt it took, against
+#: rows unused): as many rows per block as fit in the tile, of TILE_ROWS (below). In
+#: tools/explore/round10/round10.txt, with the rule of that time, it took, against
 #: rows_per_warp with 4 lanes at millions of rows, 113 against 342 us at K = 8, 99 against 208 at
 #: K = 16, 114 against 229 at 17, 131 against 149 at 32, 110 against 133 at 33, 199 against 239
 #: at 50, 188 against 211 at 63 and 190 against 194 at 64. At K = 32, 128 rows with 2 lanes each
@@ -75,19 +81,30 @@ FEW_FLOAT4S_K = 96
 #: Rows over 64 floats do not fit its copy of B, and at K = 80 to 128 rows_per_warp was faster
 #: (round 9).
 TILE_MAX_K = 64
-#: The first entry, two rows per thread, fits rows of at most 8 floats (cuda/row_tiles.cu says why:
-#: 10,000,000 x 8 took 17.5% less time than with 256 rows, tools/explore/round24).
-TILE_ROWS = ((512, 256, 1, 2), (256, 256, 1, 1), (128, 128, 1, 1), (64, 128, 2, 1))
+#: The first entry that fits and loads its tile in one trip of at most TILE_MAX_LOADS per thread:
+#: * 512 rows for 128 threads, 1 lane and 4 rows per thread (rows of at most 8 floats; K loads per
+#:   thread, at least 4). cuda/row_tiles.cu says why several rows per thread: at 10,000,000 x 8, 2
+#:   rows per thread at 256 threads took 17.5% less time than 1 (tools/explore/round24). 4 rows at
+#:   128 threads took 0.8 to 23.0% less time than that at every K from 1 to 8
+#:   (tools/explore/round38/round38.txt; 10,000,000 x 8: 0.944 of the read ceiling against 0.909);
+#: * 256 rows for 256 threads, then 128 for 128, one lane per row (K <= 16, K <= 32);
+#: * 64 rows for 64 threads, one lane per row, ceil(K / 4) loads each (K = 33 to 48): against 64
+#:   rows for 128 threads with two lanes per row, 3.2 to 5.4% less time at the 7 shapes from K = 33
+#:   to 47 (0.946 to 0.959 of the read ceiling against 0.901 to 0.928) and a tie at 48 (0.4%,
+#:   quartiles overlapping; round38; round37 has 64 and 128 threads tied at K = 33 to 40);
+#: * 64 rows for 128 threads, two lanes per row (K = 49 to 64, where one lane would take 13 to 16
+#:   loads: not tried).
+TILE_ROWS = ((512, 128, 1, 4), (256, 256, 1, 1), (128, 128, 1, 1), (64, 64, 1, 1), (64, 128, 2, 1))
 # (rows per tile, threads, lanes per row G, rows per group of G lanes)
-#: row_tiles' float4 loads per thread per trip: 4, or as many as make the tile one trip (at most 8,
-#: which the 4,096-float tile never exceeds at 128 threads). Where the tile is more than 4 per
-#: thread (K = 17 to 64 at a row stride of K), one trip, with the tile in shared memory sized to its
-#: rows, took 2.3 to 11.6% less time than two trips of 4 in the static 4,096-float tile at every K
-#: from 17 to 64 (tools/explore/round34/round34.txt; cuda/row_tiles.cu says why). At K <= 16 the
-#: tile is one trip of 4 already, and the sized tile with the same loads tied or lost there (up to
-#: 2.1% more time at K = 9): those keep the static tile.
+#: row_tiles' float4 loads per thread per trip: 4, or as many as make the tile one trip (at most
+#: 12: 64 rows of 48 floats for 64 threads; 79 registers there). Where the tile is more than 4 per
+#: thread, one trip, with the tile in shared memory sized to its rows, took 2.3 to 11.6% less time
+#: than two trips of 4 in the static 4,096-float tile at every K from 17 to 64, with the tile rows
+#: of that time (tools/explore/round34/round34.txt; cuda/row_tiles.cu says why). At K = 1 to 4 and
+#: 9 to 16 the tile is one trip of 4 already, and at K = 9 to 16 the sized tile with the same loads
+#: tied or lost (up to 2.1% more time at K = 9): those keep the static tile.
 TILE_LOADS = 4
-TILE_MAX_LOADS = 8
+TILE_MAX_LOADS = 12
 #: split_k: threads per block, and float4 loads of A in flight per thread (2: 32 registers, 8
 #: blocks per SM; 4 loads need 44 registers, 5 blocks, and were slower at every shape tried).
 SPLIT_BLOCK = 256
@@ -376,6 +393,13 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
                 loads, b_vec, r.waves, r.last_wave_fill, tuple(reasons))
 
 
+def tile_loads(rows: int, K: int, block: int, lda: int | None = None) -> int:
+    """row_tiles' float4 loads per thread per trip: 4 (the static tile), or as many as load a tile
+    of `rows` rows (K floats each, `lda` apart) in one trip of `block` threads."""
+    floats = (rows - 1) * (K if lda is None else lda) + K
+    return max(TILE_LOADS, -(-floats // (4 * block)))
+
+
 def tile_fits(rows: int, K: int, lda: int) -> bool:
     """Whether `rows` consecutive rows, as the one stretch row_tiles loads (from the first row's
     first float to the last row's last), fit its tile (which has 4 floats more, for alignment)."""
@@ -418,8 +442,8 @@ def variants_in_use() -> dict:
                 (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
                 (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
-            "row_tiles": tuple(sorted({row_tiles_variant(g, r, u) for _, _, g, r in TILE_ROWS
-                                       for u in (range(TILE_LOADS, TILE_MAX_LOADS + 1) if r == 1 else (TILE_LOADS,))}))}
+            "row_tiles": tuple(sorted({row_tiles_variant(g, r, u) for _, block, g, r in TILE_ROWS
+                                       for u in range(TILE_LOADS, min(TILE_MAX_LOADS, tile_loads(TILE_FLOATS, 1, block)) + 1)}))}
 
 
 def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device) -> Plan:
@@ -444,12 +468,12 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
 
     why.append(alignment())
     limits = device.limits
-    tile = next((t for t in TILE_ROWS if tile_fits(t[0], K, lda)), None)
+    tile = next((t for t in TILE_ROWS if tile_fits(t[0], K, lda) and tile_loads(t[0], K, t[1], lda) <= TILE_MAX_LOADS),
+                None)
     if K <= TILE_MAX_K and M > 1 and tile and 8 * (lda - K) <= K and (
             M * K > resident_rows_threads(b_vec, device) * FLOATS_PER_TRIP):
         rows, block, G, R = tile
-        loads = max(TILE_LOADS, -(-((rows - 1) * lda + K) // (4 * block)))  # one trip
-        assert loads <= TILE_MAX_LOADS, (K, lda, tile)
+        loads = tile_loads(rows, K, block, lda)
         why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
                f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
                f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up"

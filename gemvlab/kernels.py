@@ -140,14 +140,14 @@ def split_k_template(variant: int) -> tuple[int, bool, int]:
 
 
 def row_tiles_variant(lanes_per_row: int, rows_per_group: int, loads: int = 4) -> int:
-    """row_tiles' variant number, as its launcher's switch reads it: G + 64 * (R - 1) + 128 * (U - 4),
+    """row_tiles' variant number, as its launcher's switch reads it: G + 64 * (R - 1) + 256 * (U - 4),
     U the float4 loads per thread per trip."""
-    return lanes_per_row + 64 * (rows_per_group - 1) + 128 * (loads - 4)
+    return lanes_per_row + 64 * (rows_per_group - 1) + 256 * (loads - 4)
 
 
 def row_tiles_template(variant: int) -> tuple[int, int, int]:
     """(G, R, U), row_tiles' template arguments, from its variant number."""
-    return variant % 64, variant // 64 % 2 + 1, variant // 128 + 4
+    return variant % 64, variant // 64 % 4 + 1, variant // 256 + 4
 
 
 SPLIT_K_VARIANTS = tuple(split_k_variant(rows, loads, b) for rows, loads in ((1, 2), (1, 4), (2, 1), (2, 2), (4, 1),
@@ -164,10 +164,10 @@ ROWS_PER_WARP = Stage(0, "rows_per_warp", "G lanes per row, several rows per war
                       default_variant=65, role="dispatch")
 ROW_TILES = Stage(0, "row_tiles", "a block loads its rows as one flat stretch, then G lanes sum each row",
                   "row_tiles.cu", "launch_row_tiles", "gemv_row_tiles", block_rule="multiple of 32",
-                  float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1) + 128 x (loads per trip - 4)",
+                  float4=False, default_block=128, variant_name="lanes per row + 64 x (rows per group of lanes - 1) + 256 x (loads per trip - 4)",
                   variants=tuple(row_tiles_variant(g, r, u) for g, r, us in (
-                      (1, 1, range(4, 9)), (2, 1, range(4, 9)), (4, 1, (4,)), (8, 1, (4,)), (16, 1, (4,)),
-                      (32, 1, (4,)), (1, 2, (4,))) for u in us),
+                      (1, 1, range(4, 13)), (2, 1, range(4, 9)), (4, 1, (4,)), (8, 1, (4,)), (16, 1, (4,)),
+                      (32, 1, (4,)), (1, 2, (4,)), (1, 4, range(4, 9))) for u in us),
                   default_variant=2, role="dispatch")
 DISPATCH_KERNELS = (SPLIT_K, ROWS_PER_WARP, ROW_TILES)
 

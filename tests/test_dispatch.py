@@ -32,19 +32,22 @@ def test_many_short_rows_get_a_line_per_group_and_about_32_floats_per_lane(K, G)
     assert "128 contiguous bytes" in p.describe() or K < dispatch.FEW_FLOAT4S_K
 
 
-@pytest.mark.parametrize("K,rows,G,loads", [(1, 512, 1, 4), (8, 512, 1, 4), (9, 256, 1, 4), (16, 256, 1, 4),
-                                            (17, 128, 1, 5), (24, 128, 1, 6), (32, 128, 1, 8), (33, 64, 2, 5),
-                                            (50, 64, 2, 7), (64, 64, 2, 8)])
+@pytest.mark.parametrize("K,rows,G,loads", [(1, 512, 1, 4), (4, 512, 1, 4), (5, 512, 1, 5), (8, 512, 1, 8),
+                                            (9, 256, 1, 4), (16, 256, 1, 4), (17, 128, 1, 5), (24, 128, 1, 6),
+                                            (32, 128, 1, 8), (33, 64, 1, 9), (40, 64, 1, 10), (48, 64, 1, 12),
+                                            (49, 64, 2, 7), (50, 64, 2, 7), (64, 64, 2, 8)])
 def test_many_rows_of_at_most_64_floats_are_loaded_as_tiles(K, rows, G, loads):
     """More than one trip of data in rows of at most TILE_MAX_K floats: row_tiles, as many rows
-    per tile (4,096 floats) as fit of 512, 256, 128 and 64, with 1 (two rows per thread), 1, 1 and
-    2 lanes per row; loaded in one trip: 4 float4 loads per thread, or as many as the tile takes
-    (K = 17: 2,176 floats, 544 float4s over 128 threads, 5 each), the tile then sized to its rows."""
+    per tile (4,096 floats) as fit of 512, 256, 128 and 64, with 1 lane and 4 rows per thread
+    (128 threads), 1 lane per row (256, 128 and 64 threads), and 2 lanes per row (128 threads)
+    where one lane would take more than 12 loads; loaded in one trip: 4 float4 loads per thread,
+    or as many as the tile takes (K = 17: 2,176 floats, 544 float4s over 128 threads, 5 each), the
+    tile then sized to its rows."""
     p = choose(4_000_000, K)
     assert (p.kernel, p.lanes_per_row, p.block // p.lanes_per_row * p.rows_per_group) == ("row_tiles", G, rows)
     assert p.loads == loads and p.name == f"row_tiles<{G}, {p.rows_per_group}, {loads}>"
     assert ("sized to the tile" in p.describe()) == (loads > 4)
-    assert p.rows_per_group == (2 if rows == 512 else 1) and p.variant in dispatch.variants_in_use()["row_tiles"]
+    assert p.rows_per_group == (4 if rows == 512 else 1) and p.variant in dispatch.variants_in_use()["row_tiles"]
     assert p.grid == -(-4_000_000 // rows)
     assert dispatch.tile_fits(rows, K, K) and "one stretch" in p.describe()
 

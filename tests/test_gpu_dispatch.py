@@ -109,19 +109,24 @@ def test_each_kernel_variant_matches_float64(gpu, kernel, kw, M, K, aligned):
 
 
 def test_row_tiles_at_every_loads_per_trip_and_offset(gpu):
-    """row_tiles with 4 to 8 float4 loads per thread per trip (more than 4: the tile in shared
-    memory sized to its rows, the trips counted per warp), 1 and 2 lanes per row, A starting at
-    every offset from a 16-byte boundary and a last tile of a few rows; each row checked."""
+    """row_tiles at every loads per thread per trip it compiles (more than 4: the tile in shared
+    memory sized to its rows, the trips counted per warp): 1 lane per row at 128 threads (U = 4 to
+    8) and 64 threads (9 to 12), 2 lanes per row at 128 threads (4 to 8), 4 rows per thread at 128
+    threads (4 to 8), A starting at every offset from a 16-byte boundary and a last tile of a few
+    rows; each row checked."""
     device = dispatch.Device.of()
-    for K, G in ((17, 1), (24, 1), (31, 1), (32, 1), (33, 2), (45, 2), (64, 2)):
-        rows = 128 // G
+    cases = [(K, 1, 1, 128, range(4, 9)) for K in (17, 24, 31, 32)] + [(K, 2, 1, 128, range(4, 9)) for K in (33, 45, 64)]
+    cases += [(K, 1, 1, 64, range(9, 13)) for K in (33, 39, 45, 48)] + [(K, 1, 4, 128, range(4, 9)) for K in (1, 5, 7, 8)]
+    for K, G, R, block, loads_range in cases:
+        rows = block // G * R
         M = 3 * rows + 5
         for a_off in range(4):
             A = torch.rand(M * K + 8, device="cuda")[a_off:a_off + M * K].view(M, K)
             B = torch.rand(K, device="cuda")
             ref = reference(A, B).reshape(-1)
-            for loads in range(4, 9):
-                plan = dispatch.make_plan(M, K, "row_tiles", device, False, 128, loads, lanes_per_row=G)
+            for loads in loads_range:
+                plan = dispatch.make_plan(M, K, "row_tiles", device, False, block, loads, lanes_per_row=G,
+                                          rows_per_group=R)
                 C = dispatch.make_launch(plan, K, False, A.device)(A, B).reshape(-1).double()
                 worst = ((C - ref).abs() / ref).max().item()
                 assert worst < 1e-5, (plan.name, K, a_off, worst)

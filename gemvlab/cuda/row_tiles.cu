@@ -9,7 +9,7 @@
 //
 // Consecutive rows are one contiguous stretch of A when the row stride is K (or a little more).
 // So a block reads the stretch holding its rows, R * blockDim.x / G of them (R below), as the read ceiling
-// does: every thread loads float4s of one flat array, 4 loads written before any is used (5 to 8,
+// does: every thread loads float4s of one flat array, 4 loads written before any is used (5 to 12,
 // all of its loads, where the tile is more than 4 float4s per thread: below),
 // each warp's load 512 contiguous bytes; it stores them to shared memory (the tile), and after a
 // barrier G lanes sum each row from there, with B copied to shared memory too. The sums are
@@ -147,15 +147,19 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // Each group of G lanes sums R rows of the tile: rows g, g + groups, ... (groups = blockDim.x /
 // G), so a tile holds R times as many rows as the block has groups.
 //
-// Why R = 2 exists: at K = 8, one row per lane (R = 1) with 256 threads gives a tile of 256 rows,
-// 2,048 floats, and 8 blocks per SM (their threads): 64 KB of A loaded per SM at a time, and
+// Why R > 1: at K = 8, one row per lane (R = 1) with 256 threads gives a tile of 256 rows, 2,048
+// floats, and 8 blocks per SM (their threads): 64 KB of A loaded per SM at a time, and
 // 10,000,000 x 8 ran at 0.75 of the read ceiling. Two rows per lane fill the 4,096-float tile at
 // the same 256 threads, 128 KB per SM: it took 17.5% less time there (93.5 against 113.3 us,
 // tools/explore/round24/round24.txt, a version of this kernel with the tile in dynamic shared
-// memory). Elsewhere two rows per lane were slower than the rule's one (K = 16, 24, 32, 50, 63)
-// or tied (45), with the tile larger than gemvlab's 4,096 floats; faster at K = 17 and 33 too
-// (4.5 and 1.7%), but only with those larger tiles. So the dispatcher takes R = 2 only where twice
-// the rows still fit this tile: rows of at most 8 floats.
+// memory). Four rows per lane at 128 threads, the same 512 rows with each thread's 8 loads (at K =
+// 8) in flight at once, took 0.8 to 23.0% less time again at every K from 1 to 8
+// (tools/explore/round38/round38.txt; 3.7% at 10,000,000 x 8, 0.944 of the read ceiling against
+// 0.909; 20.8 and 23.0% at K = 1 and 2). Why it pays most at K = 1 and 2 was not measured. Elsewhere two rows per lane
+// were slower than the rule's one (K = 16, 24, 32, 50, 63) or tied (45), with the tile larger than
+// gemvlab's 4,096 floats (round 24). So the dispatcher takes R = 4 only where four times the rows
+// still fit this tile: rows of at most 8 floats. (R = 2, the rule before, stays compiled for
+// the explorations.)
 //
 // Why U > 4, with the tile sized to its rows: where the tile is more than 4 float4s per thread
 // (K = 17 to 64 at a row stride of K; at K = 17, 128 rows are 544 float4s for 128 threads), 4
@@ -183,6 +187,18 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // time). At K <= 16 the tile is one trip of 4 already; there the sized tile tied at 7 of 9 K and
 // took 2.1 and 1.3% more time at K = 9 and 10, so those keep the static tile (U = 4 compiles to the
 // same code as before U existed).
+//
+// Why one lane per row up to K = 48, with up to U = 12 loads: at K = 33 to 48 a block of 64
+// threads with one lane per row (64 rows, ceil(K / 4) loads per thread) took 3.2 to 5.4% less time
+// than 128 threads with two lanes per row (the same 64 rows, 5 or 6 loads each) at 7 shapes from K
+// = 33 to 47, and tied at 48 (tools/explore/round38/round38.txt: 0.946 to 0.959 of the read ceiling
+// against 0.901 to 0.928). It costs registers (64 at U = 9 and 10, 79 at U = 12: 16 to 12 blocks of
+// 64 threads per SM, against 12 of 128 at U = 5) and reads the tile in fewer passes: counted from
+// the indexing (tools/explore/round38/bank_passes.txt), one lane per row takes 1.00 pass per read
+// at odd K and 1.65 to 1.91 at even K (rows wrapping at different columns), two lanes per row 1.94
+// to 2.40. Which of these matters was not measured; the gain is not larger at odd K (5.1 and 5.4%
+// at K = 33, 2.2% at 45; 4.0% at 36, 0.4% at 48). Above K = 48 one lane would take 13 to 16 loads:
+// not tried.
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,
                                float* __restrict__ C, long long M, long long K) {
@@ -199,16 +215,16 @@ __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const
     for (int r = 0; r < R; ++r) sum_row<G>(tile, Bs, s, (int)lda, (int)K, threadIdx.x / G + r * groups, C);
 }
 
-// variant: G + 64 * (R - 1) + 128 * (U - 4): G lanes per row (1, 2, 4, ... 32), R rows per group
-// of lanes (1, or 2 with G = 1), U float4 loads per thread per trip (4; or 5 to 8 with R = 1 and
-// G = 1 or 2, the tile then in shared memory sized to it). block: a multiple of 32, with (block / G
+// variant: G + 64 * (R - 1) + 256 * (U - 4): G lanes per row (1, 2, 4, ... 32), R rows per group
+// of lanes (1; or 2 or 4 with G = 1), U float4 loads per thread per trip (4; or 5 to 12 with G = 1,
+// 5 to 8 with G = 2 or R = 4, the tile then in shared memory sized to it). block: a multiple of 32, with (block / G
 // * R - 1) * lda + K <= TILE_FLOATS and K <= MAX_K, which the dispatcher checks
 // (gemvlab/dispatch.py, tile_fits); the launcher refuses a longer K or a larger tile.
 extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float* partials, const LaunchArgs* p,
                                 cudaStream_t stream) {
     (void)partials;
     const long long M = p->M, K = p->K, lda = p->lda;
-    const int block = p->block, G = p->variant % 64, R = p->variant / 64 % 2 + 1, U = p->variant / 128 + 4;
+    const int block = p->block, G = p->variant % 64, R = p->variant / 64 % 4 + 1, U = p->variant / 256 + 4;
     if (G < 1 || block < 32 || block % 32 || block < G) return (int)cudaErrorInvalidValue;
     const long long rows_per_tile = (long long)block / G * R;
     const long long floats = (rows_per_tile - 1) * lda + K;
@@ -217,12 +233,14 @@ extern "C" int launch_row_tiles(const float* A, const float* B, float* C, float*
     const size_t sized = U > 4 ? (size_t)((floats + 4 + 3) / 4) * 16 : 0;  // the span's offset (0 to 3) + floats
     switch (p->variant) {
 #define GEMV_TILE(g, r, u)                                                                            \
-    case g + 64 * (r - 1) + 128 * (u - 4):                                                            \
+    case g + 64 * (r - 1) + 256 * (u - 4):                                                            \
         gemv_row_tiles<g, r, u><<<grid, block, sized, stream>>>(A, lda, B, C, M, K); break;
         GEMV_TILE(1, 1, 4) GEMV_TILE(2, 1, 4) GEMV_TILE(4, 1, 4) GEMV_TILE(8, 1, 4) GEMV_TILE(16, 1, 4)
         GEMV_TILE(32, 1, 4) GEMV_TILE(1, 2, 4)
-        GEMV_TILE(1, 1, 5) GEMV_TILE(1, 1, 6) GEMV_TILE(1, 1, 7) GEMV_TILE(1, 1, 8)
+        GEMV_TILE(1, 1, 5) GEMV_TILE(1, 1, 6) GEMV_TILE(1, 1, 7) GEMV_TILE(1, 1, 8) GEMV_TILE(1, 1, 9)
+        GEMV_TILE(1, 1, 10) GEMV_TILE(1, 1, 11) GEMV_TILE(1, 1, 12)
         GEMV_TILE(2, 1, 5) GEMV_TILE(2, 1, 6) GEMV_TILE(2, 1, 7) GEMV_TILE(2, 1, 8)
+        GEMV_TILE(1, 4, 4) GEMV_TILE(1, 4, 5) GEMV_TILE(1, 4, 6) GEMV_TILE(1, 4, 7) GEMV_TILE(1, 4, 8)
 #undef GEMV_TILE
         default: return (int)cudaErrorInvalidValue;
     }

@@ -1,4 +1,4 @@
-"""Build, on a machine without a GPU, every library tools/explore/round26.py to round35.py load, into
+"""Build, on a machine without a GPU, every library tools/explore/round26.py to round37.py load, into
 $GEMVLAB_CACHE (gemvlab's kernels and pitfalls included), so that the device run only loads them:
 
     CUDA_HOME=/usr/local/cuda GEMVLAB_CACHE=/tmp/gc TORCH_CUDA_ARCH_LIST=9.0 python tools/explore/prebuild.py
@@ -48,4 +48,5 @@ build.build("round32", text(here / "round32.cu"), headers=tiles_26_34)
 build.build("round33", text(here / "round33.cu"), headers=tiles_26_34)
 build.build("round34", text(here / "round34.cu"), headers=tiles_26_34)
 build.build("round35", text(here / "round35.cu"), headers={n: text(cuda / n) for n in ("row_tiles.cu", "launch_args.cuh")})
+build.build("round37", text(here / "round37.cu"), headers={n: text(cuda / n) for n in ("row_tiles.cu", "launch_args.cuh")})
 print("built into the cache")

@@ -9,7 +9,10 @@ __launch_bounds__(128, MINB) (round35.cu), MINB = 14 or 16 at U = 5 (32 register
 M = 90,000,000 / K for K = 17 to 64 in steps, until the time guard. Part B: at 128 x 2,097,152 the
 record had stage 4 with 1024 threads one block per row (0.245 ms) 1.4% faster than the rule's split
 (0.2485 ms); here the rule against split_k unsplit at 256, 512 and 1024 threads, at M = 64 to 256
-rows of 2,097,152 floats. Every candidate is checked against float64 and timed round-robin beside
+rows of 2,097,152 floats. Part C, after part A (added in session 18 before the run): the record's three
+other misses, whose gemv time did not move between sessions 16 and 17 (10,000,000 x 8,
+123,457 x 777, 64 x 1,000,003), against the plans next to the rule's (block, lanes, loads, rows per
+group), to see whether any neighbour of the rule's plan reads closer to the ceiling. Every candidate is checked against float64 and timed round-robin beside
 the rule, torch.matmul and the read ceiling (round 7's timing). Build without a GPU first
 (tools/explore/prebuild.py).
 
@@ -69,7 +72,33 @@ def main():
         if dispatch.choose(M, K, K, 0, 0, device).kernel == "row_tiles":
             study(M, K, 0, "tiles, launch bounds", tile_cands)
             say(f"  [at {time.time() - t0:.0f} s]")
+    say(f"part A done at {time.time() - t0:.0f} s")
+    part_c()
     say(f"all done at {time.time() - t0:.0f} s")
+
+
+def part_c():
+    M, K = 10_000_000, 8
+    plans = {}
+    for G, R, block in ((1, 1, 128), (1, 2, 128), (1, 1, 256), (2, 1, 128), (2, 1, 256), (1, 1, 512)):
+        plans[f"tiles G={G} R={R} b={block}"] = dispatch.make_plan(M, K, "row_tiles", device, False, block,
+                                                                    lanes_per_row=G, rows_per_group=R)
+    compare(M, K, "short rows, neighbours", plans)
+    M, K = 123_457, 777
+    plans = {f"warp G={G} b={b}": dispatch.make_plan(M, K, "rows_per_warp", device, False, b, lanes_per_row=G)
+             for G in (16, 32) for b in (64, 128, 256, 512)}
+    compare(M, K, "unaligned rows, neighbours", plans)
+    for M, K in ((64, 1_000_003), (64, 1_000_000)):
+        rule = dispatch.choose(M, K, K, 0, 0, device)
+        plans = {}
+        for block, loads in ((256, 4), (512, 2), (512, 4), (128, 2), (128, 4)):
+            splits = max(1, rule.splits * 256 // block)
+            plans[f"split b={block} loads={loads} x {splits}"] = dispatch.make_plan(
+                M, K, "split_k", device, rule.b_vec, block, loads, splits)
+        for splits in (66, 99, 132, 165):  # whole waves of 8 blocks of 256 per SM at 64 rows: 1056 slots
+            plans[f"split b=256 loads=2 x {splits}"] = dispatch.make_plan(M, K, "split_k", device, rule.b_vec,
+                                                                          256, 2, splits)
+        compare(M, K, "few rows, neighbours", plans)
 
 
 if __name__ == "__main__":
