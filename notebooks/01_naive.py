@@ -198,7 +198,7 @@ nb.sweep_model(ctx, "naive")
 # %% [markdown]
 # Two regimes show up.
 # - **32 to 128 threads:** the same 64 warps are in flight whatever the block size (2048 threads), so the
-#   bytes in flight do not change, and the time moves by about 9.7% (93.7 to 102.7 ms, the sweep above). Fewer SMs get work as
+#   bytes in flight do not change, and the time moves from 93.677 to 102.349 ms (the sweep above). Fewer SMs get work as
 #   the block grows (64, 32, 16), but in the model the L1's line rate binds only from 256 threads on.
 # - **256 threads and more:** the 64 warps crowd onto at most 8, 4, then 2 SMs (one block per SM assumed),
 #   and every float of A costs one
@@ -292,11 +292,11 @@ nb.pitfall(ctx, "sanitizer")
 nb.look_back(ctx, upto=1)
 
 # %% [markdown]
-# The block-size table above shows where the model holds and how far. From 32 to 128 threads it is 1.06 to
-# 1.16 times optimistic (the ratio column; 1.06 in the look-back, from the stage table's timing), more so as the same 64 warps share fewer SMs (at 128 threads, 4
+# The block-size table above shows where the model holds and how far. From 32 to 128 threads it is 1.07 to
+# 1.17 times optimistic (the ratio column; 1.07 in the look-back, from the stage table's timing), more so as the same 64 warps share fewer SMs (at 128 threads, 4
 # per SM): the *implied latency* grows while the model's round stays fixed. One candidate for that growth,
 # not measured here: the model adds each warp's L1 lookups to its own latency as if the warps sharing an
-# SM's L1 never waited for one another. It cannot explain the 6% at 32 threads (the sweep and the look-back), where each busy SM holds
+# SM's L1 never waited for one another. It cannot explain the ratio of 1.07 at 32 threads (the sweep and the look-back), where each busy SM holds
 # one warp; that part is unexplained. One named assumption is a candidate there: that a load whose lanes
 # are exactly 4 MiB apart has the latency of the random-line warp chase (not measured). The key input is the latency
 # of one load instruction whose 32 lanes read 32 unrelated lines, about 1.7 times one thread's (the model
@@ -306,9 +306,10 @@ nb.look_back(ctx, upto=1)
 nb.naive_with_thread_latency(ctx)
 
 # %% [markdown]
-# From 256 threads on, the model's ratios are near 1, but that agreement is partly by
+# From 256 threads on, the model's ratios are 1.06, 1.00 and 1.00, and that agreement is partly by
 # construction: the per-SM rate of one line per clock was fitted to this same sweep. What the fit does show
-# is that one constant accounts for all three of those block sizes. The serial sum is also the least
+# is that one constant accounts for 512 and 1024 threads; at 256 the model is as optimistic as at 32 to
+# 128 threads, so one line per clock is not the whole story there either. The serial sum is also the least
 # accurate of the stages (notebook 04's stage table prints each stage's error).
 #
 # ## Exercise

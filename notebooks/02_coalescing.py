@@ -151,7 +151,7 @@ nb.sweep_model(ctx, "coalesced")
 # %% [markdown]
 # The measured time nearly halves from 32 to 64 threads (÷1.95) and falls 1.8 times from 64 to 128, as the
 # bytes in flight double each time, then changes by under 1% from 256 threads on, once every SM holds its
-# 64 warps (3.453 to 3.427 ms; the spreads are not printed here, so whether these differ is not shown). The
+# 64 warps (3.461 to 3.431 ms; the spreads are not printed here, so whether these differ is not shown). The
 # model follows the shape; its times are too short by the ratio printed in the table. The *implied latency*
 # column is Little's law run backwards from the measurement: the latency at which these bytes in flight
 # would give the measured bandwidth: the model's miss expressed as a latency, not a measured one. It sits
@@ -162,7 +162,7 @@ nb.sweep_model(ctx, "coalesced")
 # between its loads that the model leaves out (its arithmetic and loop overhead; B's load is issued together
 # with A's, the SASS above, and is expected to come from the L1 or L2, every block reading all of it, so it is a
 # throughput candidate, not a latency one).
-# Either way, stage 2 is short of
+# Either way, stage 2 is short of bytes in
 # flight at every block size: 64 warps × 128 bytes per SM is not enough, so the next step must put more
 # bytes in flight per warp.
 
@@ -223,7 +223,7 @@ nb.pitfall(ctx, "missing_sync")
 # Leaving NaN in those arrays first makes many more rows NaN than any of the five runs before. Leaving 0.0
 # there gave fewer NaN rows than any of the five runs before, but those counts varied from run to run, and
 # one run cannot say whether the difference is the 0.0 or that variation. Even after the 0.0, some rows
-# were NaN (9 in the run above), which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
+# were NaN (10 in the run above), which that kernel's 0.0s and the rows' own small positive partial sums cannot make: some of the stale
 # bits the race read were not left by that kernel (where its blocks landed is not measured). The answer
 # depends on what ran before and on how the warps were scheduled: a race. `compute-sanitizer --tool
 # racecheck` finds the hazard without needing a wrong answer:
@@ -242,7 +242,7 @@ nb.look_back(ctx, upto=2)
 # shows up in the model's round, one fixed latency per load and nothing else; whether the round is what is
 # wrong, or the bytes in flight it assumes (waves that do not run in lockstep), or B's extra L1 and L2
 # requests, is not separated here. Even at 32 threads, with under
-# a fifth of the bytes in flight Little's law asks for (0.25 of 1.49 MiB), the implied latency is above the
+# a fifth of the bytes in flight Little's law asks for (0.25 of 1.47 MiB), the implied latency is above the
 # chased one, where little queueing is expected: so the time a warp spends between its loads (its
 # arithmetic and loop overhead) is a candidate as much as a latency that grows under load. This notebook separates
 # neither.

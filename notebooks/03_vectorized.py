@@ -164,10 +164,10 @@ nb.predict(ctx, "warp_shuffle", 32)
 
 # %% [markdown]
 # At 256 threads stage 3 already had more than enough in flight (64 warps per SM, 4.12 MiB, as in its
-# prediction earlier in this notebook at 512 threads and in the model's sweep below), so
+# prediction earlier in this notebook and in the model's sweep below), so
 # the model expects no gain from loads in flight there. At 64 threads it predicts the read ceiling for stage 3
-# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.775 ms predicted for
-# stage 3 and 1.835 for stage 4 there (the lines above).
+# too; it expects a gain only at 32 threads, where stage 3 is short of bytes in flight: 2.741 ms predicted for
+# stage 3 and 1.841 for stage 4 there (the lines above).
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -241,18 +241,17 @@ nb.steps_table(ctx.recorded, M=2048)
 #   short of bytes in flight (15.5 warps per SM); at 64 it predicted the read ceiling for stage 3 and missed
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
-#   is 1.6% less time, beyond the quartiles and the 0.85% drift (next point), though the model expected none
-#   (stage 3 at the read ceiling there: its sweep below); at 256 it is 0.3% more, the quartiles
-#   overlapping: a tie, as the model expected. (At 128 threads the record before this one had a tie, 0.6%
-#   less, and the one before it 1.5% less, beyond its quartiles: one more reason to repeat a comparison
-#   before trusting it, below.)
-# - **`__ldcg`** takes 3.2% less time at 32 threads, 1.3% at 64, 1.8% at 128 and 1.7% at 256, each beyond
-#   the quartiles and beyond how far ratios moved between two timings in the same record (the drift, 0.85%,
-#   printed below; two passes at the headline shape, not independent runs). The three records before this
-#   one measured 3.3, 1.2, 1.8 and 0.1% (ties at 64 and 256), 3.9, 1.4, 1.9 and 1.7%, and 3.4, 1.6, 2.0
-#   and 1.5%, at 32, 64, 128 and 256 threads (the comment in `04_warp_shuffle.cu`): less time at 32 and
-#   128 threads in all four records, by most at 32; at 64 and 256, less in this record and the two oldest,
-#   ties in the one just before this.
+#   is 1.007x, the quartiles overlapping: a tie, as the model expected (stage 3 at the read ceiling there:
+#   its sweep below); at 256 it is 1.005x, the quartiles overlapping: a tie, as the model expected. (At 128
+#   threads the record before this one measured less time, beyond its quartiles and drift, the one before
+#   it a tie, and the one before that less time, beyond its quartiles: one more reason to repeat a
+#   comparison before trusting it, below.)
+# - **`__ldcg`** takes less time at 32, 64 and 128 threads (1.03x, 1.02x and 1.02x), each beyond the
+#   quartiles and beyond how far ratios moved between two timings in the same record (the drift, 0.79%,
+#   printed below; two passes at the headline shape, not independent runs), and ties at 256 (quartiles
+#   overlap). The four records before this one (the comment in `04_warp_shuffle.cu`) measured less time
+#   at 32 and 128 threads in all four, by most at 32, as here; at 64 and 256, less in three of them and
+#   ties in the other (the second before this one).
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -263,16 +262,16 @@ print()
 nb.steps_table(ctx.recorded, M=128)
 
 # %% [markdown]
-# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.76x and 1.70x at
+# With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.76x at both
 # 256 and 1024 threads). A candidate, not computed here: with 16 busy SMs, each must keep more bytes in
 # flight for the same bandwidth (Little's law per SM), and more loads per thread are what adds them.
-# `__ldcg` took 0.8% and 0.7% more time at M = 16 (256 and 1024 threads), beyond the quartiles but within
-# the 0.85% drift between two timings (below; measured at the headline shape and applied here): ties by
-# that measure, where the record before had 0.9 and 1.1%, beyond its 0.55% drift, and the one before it
-# 0.6 to 0.8%, within its drift; why is not separated. At M = 128 it took 0.7% more with 256 threads (1.007x),
-# beyond the quartiles but within that drift, and tied with 1024 threads (quartiles overlap).
+# `__ldcg` took more time at M = 16 (1.008x and 1.01x at 256 and 1024 threads), beyond the quartiles and
+# the 0.79% drift between two timings (below; measured at the headline shape and applied here): slower in
+# this run, where the three records before had it slower too, beyond their drift in one and within it
+# (ties) in two; why is not separated. At M = 128 it took more time with 256 threads (1.006x), beyond the
+# quartiles but within that drift: a tie by that measure, and tied with 1024 threads (quartiles overlap).
 # At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
-# about 5% of the read ceiling (0.245 against 0.234 ms, notebook 04's shape table).
+# about 5% of the read ceiling (0.250 against 0.240 ms, notebook 04's shape table).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between timings: the record timed the same kernels twice at the headline shape, minutes
@@ -282,8 +281,8 @@ nb.steps_table(ctx.recorded, M=128)
 nb.twice(ctx.recorded)
 
 # %% [markdown]
-# gemvlab's kernels and the read ceiling moved by under 1% (multirow the most, 0.7%), torch.matmul by
-# 1.2%, and the ratios between gemvlab's kernels and the read ceiling by up to 0.85%: the figure the verdicts in
+# gemvlab's kernels and the read ceiling moved by under 1% (warp_shuffle and multirow the most, 0.4%),
+# torch.matmul by 0.5%, and the ratios between gemvlab's kernels and the read ceiling by up to 0.79%: the figure the verdicts in
 # this notebook use. Two timings in one record are not independent runs, so a step
 # that holds within a run is a measured difference for that run; to trust it across runs, repeat the
 # comparison.
@@ -300,9 +299,10 @@ nb.counters(ctx, only=("warp_shuffle",), live=False)
 # %% [markdown]
 # The same L1 sectors either way (the loads of A still pass through the L1); with `__ldcg` slightly more of
 # them hit (they are B's: A's are never reused) and slightly fewer are read from the L2. In time, the
-# counters' own single launches (one each, the *time us* column) put `__ldcg` 1.6% ahead, one launch each
-# and so no verdict, and the steps table measured 1.7% less time at 256 threads and 1.8% less at 128
-# threads: the counters show the cache effect beside the time, not that the one causes the other.
+# counters' own single launches (one each, the *time us* column) put `__ldcg` ahead (1884.6 against 1905.2),
+# one launch each and so no verdict, and the steps table measured a tie at 256 threads (quartiles overlap)
+# and less time at 128 (1.02x): the counters show the cache effect beside the time, not that the one
+# causes the other.
 
 # %% [markdown]
 # ## Registers, waves, and the model
@@ -322,20 +322,22 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # Registers decide how many blocks fit: 2 loads need 32 registers, 4 need 40. The calculator hands registers
 # out per warp within each quarter of the SM, so 40 registers allow 48 warps per SM, not 64; with the
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
-# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take 6.3% more time
-# than 2 at 128 threads (1.990 against 1.872 ms, beyond the ± ranges); at 512, 1.4% more (1.922 against
-# 1.896), beyond the ranges and the 0.85% drift. At 32 they take 1.4% less (2.221 against 2.252), beyond
+# loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take more time
+# than 2 at 128 threads (2.081 against 1.911 ms), at 256 (2.053 against 1.896) and at 512 (1.944 against
+# 1.899), each beyond the ± ranges and the 0.79% drift. At 32 they take less (2.223 against 2.254), beyond
 # the ranges and the drift: a difference in this run, which the SASS count does not explain; at 1024,
-# 0.6% less, beyond the ranges but within the drift: a tie by that measure; and at 64 and 256 (1.886
-# against 1.870) the ranges overlap: ties. At 256 threads the record before this one had 4 loads 8.5% slower, beyond its ranges, and
-# the one before it 0.8% slower: at that configuration records differ by far more than the drift within
+# less (1.989 against 1.999), beyond the ranges but within the drift: a tie by that measure; and at 64
+# (1.919 against 1.925) the ranges overlap: a tie. At 256 threads the record before this one had a tie
+# (ranges overlapping), the one before it 4 loads slower, beyond its ranges, as here, and the one before
+# that slower by far less: at that configuration records differ by far more than the drift within
 # one, which is not separated here. The model (below;
-# one fitted input, notebook 01's L1 line rate, which adds 8 ns of L1 time to the 335-ns memory latency
-# in each round here; shown after the sweep) gives 1.5% more time for 4 loads at 512 threads, from a
-# sixth wave that is 17% full and keeps too few bytes in flight to read at the ceiling (the wave-by-wave
-# view at the end of the model cell below); the sweep measured 1.4% more. At 128 and 256 threads the model
-# has both kernels at the read ceiling (4 loads keep 48 warps per SM, 6.19 MiB in flight): at 256 the
-# sweep measured a tie, and the model does not explain the 6.3% at 128.
+# one fitted input, notebook 01's L1 line rate, which adds 8 ns of L1 time to the 330-ns memory latency
+# in each round here; shown after the sweep) gives more time for 4 loads at 512 threads (1.867 against
+# 1.841 ms), from a sixth wave that is 17% full and keeps too few bytes in flight to read at the ceiling
+# (the wave-by-wave view at the end of the model cell below); the sweep measured a larger step (1.944
+# against 1.899). At 128 and 256 threads the model has both kernels at the read ceiling (4 loads keep 48
+# warps per SM, 6.19 MiB in flight): the sweep measured 4 loads slower at both, which the model does not
+# explain.
 
 # %%
 nb.occupancy_table("warp_shuffle", 2, recorded=ctx.recorded)
@@ -359,7 +361,7 @@ nb.predict(ctx, "warp_shuffle", 512, 4)  # 4 loads at 512 threads, wave by wave
 # for *at the idle latency* (compare the *in flight* column with the figure from `nb.model_inputs` above),
 # and the model predicts the ceiling. Where the measurement is 1.06 or more times the model's time (stage 3
 # at 32 threads, bound by bytes in flight in the model, and at 64, 128 and 1024; stage 4 at 32 threads with
-# 2 and 4 loads; 4 loads at 128 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
+# 2 and 4 loads; 4 loads at 128, 256 and 1024; 2 loads at 1024), the model does not explain the difference. Candidates, none separated
 # here: notebook 02's fixed round per load (no growth under load, no other work between loads); waves that
 # do not run in lockstep (a block frees its slot only when its last warp ends); and B's traffic through the
 # L1 and L2, which the model treats as free. (Once a kernel is
@@ -378,7 +380,7 @@ nb.block_slider(ctx, "warp_shuffle")
 nb.look_back(ctx, upto=4)
 
 # %% [markdown]
-# Stages 3 and 4 were predicted at the read ceiling and measured 1.03 and 1.02 times its time. The model
+# Stages 3 and 4 were predicted at the read ceiling and measured 1.04 and 1.03 times its time. The model
 # assumes that a kernel reading A at the ceiling pays nothing for B's re-reads from the L1 and L2 (as many
 # L1 sectors as A's in the counters above), for its reduction, or for its launch. The few percent are not
 # separated among these.

@@ -60,7 +60,7 @@ nb.two_numbers(ctx)
 # At the headline shape B is 4 MiB and the L2 60 MiB: after the first block, reads of B can hit the L2, so
 # reusing B could save mostly L2 and L1 traffic (expected; the counters further down show stage 5's L1
 # sectors falling but its L2 sectors rising, at 1024 threads against stage 4's 256). The memory bytes it could save are B's re-reads from DRAM: in
-# the counters further down, each kernel that reads A reads 25 to 58 MB beyond A and one read of B (8,594 MB), under 1%. The model counts only A's bytes in
+# the counters further down, each kernel that reads A reads 8,635 to 8,660 MB against 8.594 GB for A and one read of B, under 1% beyond. The model counts only A's bytes in
 # flight (the loads of A issued before the first use, from the SASS), and stage 4 already reached the read
 # ceiling in it:
 
@@ -159,17 +159,18 @@ nb.which_kernel(ctx.recorded)
 # %% [markdown]
 # What the guide says, row by row:
 # - **Many long rows** (M = 1024 to 16,384, K ≥ 8192, and the headline): stage 4, one block per row, is at
-#   or near the read ceiling; stage 5 ties with it at the headline and at 1024 × 262,144 (1.883 against
-#   1.872 ms, 0.239 against 0.239; ties, as the guide says, and within the 0.85% drift; the stage table below, another
-#   timing in the same record, has them tied at the headline too: 1.869 against 1.874 ms). It trails by
-#   about 2% at 8192² (0.064 against 0.063 ms) and 3% at 16384² (0.241 against 0.234).
+#   or near the read ceiling; stage 5 ties with it at the headline and at 1024 × 262,144 (1.893 against
+#   1.890 ms, 0.241 against 0.239; ties, as the guide says; the stage table below, another
+#   timing in the same record, has them tied at the headline too: 1.885 against 1.896 ms, quartiles apart
+#   but within the 0.79% drift it prints). It trails at 8192² (0.064 against 0.063 ms) and by more at
+#   16384² (0.243 against 0.233).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.
 # - **Few rows** (M = 16 and M = 1): no stage is good. At M = 16 stage 5 trails stage 4 by more than its
 #   smaller grid explains: 2 rows per block make 8 blocks for 132 SMs where stage 4 has 16, a factor of 2
-#   if time scaled with the busy SMs (an assumption, not measured), and the gap is 3.4x (3.360 against
-#   0.990 ms). At M = 1 both launch one block, and stage 5 is still 2.6x slower. Stage 5 also issues 1 load of A before its first use where
+#   if time scaled with the busy SMs (an assumption, not measured), and the gap is wider (3.344 against
+#   0.945 ms). At M = 1 both launch one block, and stage 5 is still slower (10.501 against 4.049 ms). Stage 5 also issues 1 load of A before its first use where
 #   stage 4 with LOADS ≥ 2 issues 2 (notebook 03's SASS count; which LOADS stage 4's best configuration uses
 #   at these shapes is not printed here), and at M = 1 its one block still loads the only row twice
 #   (the clamp `min(r, rows - 1)` in its source). How much each costs is not separated here. Only
@@ -207,15 +208,15 @@ nb.matmul_overhead(ctx)
 nb.counters(ctx)
 
 # %% [markdown]
-# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but 1.79
-# times the L2 sectors (532.4 M against 298.2 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
+# In the recorded counters, cuBLAS's `dot_kernel` reads the same DRAM bytes as stage 4 (A once), but more
+# L2 sectors (532.4 M against 296.6 M) and twice the L1 sectors (1073.7 M against 536.9 M, of
 # which stage 4's already count B once per row). So it moves more through its caches than stage 4 does, and
 # it runs half a million blocks: both are candidates for its extra time, and this notebook does not
 # separate them. Stage 5 shows that cache traffic alone does not set the time either: its 2 rows per block
 # could halve the reads of B, yet at 1024 threads it reads more L2 sectors than stage 4 at 256 and hits in
 # the L1 far less often (the same table; the block sizes differ, and with them how many blocks share an SM's
-# L1), and the block sweeps (this notebook's and notebook 03's) put the two about 0.4% apart in time (2 rows
-# at 1024 threads, 1.877 ms; stage 4 with 2 loads at 256 threads, 1.870 ms: within each other's ± ranges,
+# L1), and the block sweeps (this notebook's and notebook 03's) put the two close in time (2 rows
+# at 1024 threads, 1.888 ms; stage 4 with 2 loads at 256 threads, 1.896 ms: within each other's ± ranges,
 # a tie). Cache traffic and time are not tied one to
 # one here, but this comparison does not separate the block size from the rows per block.
 
@@ -261,10 +262,11 @@ nb.spread(ctx)
 nb.compare_rows(ctx.doc, "warp_shuffle", "multirow")
 
 # %% [markdown]
-# They tie, and both measured 1.02 times the model's time (the look-back above). The candidates are the
+# They tie (quartiles apart, but within the 0.79% drift), and measured 1.03 and 1.02 times the model's
+# time (the look-back above). The candidates are the
 # assumptions notebook 03 names: a kernel reading A at the read ceiling is taken to pay nothing for B's
 # re-reads from the L1 and L2, its reduction or its launch, and waves are taken to run in lockstep.
-# Which of these makes the 2% is not separated here.
+# Which of these makes the excess is not separated here.
 #
 # ## The whole story
 #
@@ -282,8 +284,8 @@ _ = plots.plot_stages(ctx.doc)
 # how much arithmetic they do: first one block per row, so that 2048 blocks give every SM its 64 warps
 # (stage 1 had 64 warps in all, and its warps read 32 lines per load), then float4 loads, so that each warp
 # keeps four times the bytes in flight. That is the model's account, and the measurements follow it in
-# direction, not in size: from stage 2 to stage 3 the model predicted 1.50 times less time (2.750 against
-# 1.835 ms, the look-back above), and the step measured 1.81x. Each change also altered other things (32
+# direction, not in size: from stage 2 to stage 3 the model predicted a smaller step (2.717 against
+# 1.841 ms, the look-back above) than the 1.80x measured. Each change also altered other things (32
 # lines per load instruction down to 1, four times fewer load instructions and loop trips), not separated
 # here. From there on the stages sit within
 # a few percent of the read ceiling at this shape (the *of ceiling* column), and the *vs torch* column says

@@ -65,7 +65,7 @@ nb.one_kernel_every_shape(ctx)
 # Three ways to fail show up in that table:
 # - **Too few blocks.** M = 16 rows are 16 blocks: at most 16 of 132 SMs have work (116 idle if the
 #   scheduler spreads them, as the model assumes), and a busy SM holds one block's warps. M = 1 leaves 131
-#   SMs idle. The model is optimistic here (the ratio column, 1.38 and 1.43). Candidates, not separated: a
+#   SMs idle. The model is optimistic here (the ratio column, 1.33 and 1.43). Candidates, not separated: a
 #   limit on what one SM can pull, which the model lacks (it lets a busy SM take any share of the bandwidth
 #   its bytes in flight allow; the *GB/s per busy SM* column shows what one SM actually pulled), and B,
 #   which the model counts once at the read ceiling while every block reads all of it, as many bytes as A.
@@ -73,10 +73,10 @@ nb.one_kernel_every_shape(ctx)
 #   idle; where the scheduler puts them is not measured): the model and the
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
-#   explorations, not measured here; at this shape the dispatcher's 0.2485 ms (the sweep table below) is
-#   1.4% slower than stage 4's 0.245 at 1024 threads in notebook 04's guide, more than the 0.85% drift of
-#   notebook 03, whose steps table puts stage 4's quartiles here at 0.244 to 0.246 ms; the record before had the dispatcher 1.9%
-#   faster and the one before that had them tied: which is faster here changes between records). It fails
+#   explorations, not measured here; at this shape the dispatcher's 0.2496 ms, quartiles 0.2486 to 0.2505
+#   (the sweep table below), ties with stage 4 at 1024 threads, 0.250 in notebook 04's guide, whose
+#   quartiles notebook 03's steps table puts at 0.249 to 0.250 ms; the record before had the dispatcher
+#   1.4% slower, the one before that 1.9% faster: which is faster here changes between records). It fails
 #   when the rows are a small fraction of the SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -116,7 +116,7 @@ for M, K in ((16, 16777216), (1, 67108864)):
     print()
 
 # %% [markdown]
-# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.959 of
+# The lines starting *recorded* are the measurement, beside torch.matmul. At M = 16 gemv reads at 0.972 of
 # the read ceiling's bandwidth (the sweep table below); at M = 1, B is as large as A, and the read ceiling
 # reads A alone, so compare bandwidths (bytes moved over time), not times: the table below does.
 #
@@ -182,7 +182,7 @@ nb.show_source("rows_per_warp")
 #
 # How many loads per trip: 128 rows of 17 floats are 544 float4s for 128 threads, more than one trip of 4
 # loads each, and the second trip waits a memory latency for the first. So where a tile is more than 4
-# float4s per thread, each thread issues all of its loads at once (5 to 8), and the tile sits in shared
+# float4s per thread, each thread issues all of its loads at once (5 to 12), and the tile sits in shared
 # memory sized to its rows rather than in a 4,096-float array. Each SM's L1 and shared memory are one
 # store, split by a carveout the driver picks for the shared memory the resident blocks ask for, and
 # global loads pass through the L1 (A's loads skip caching there, `__ldcg`, but not the L1 itself). In the
@@ -195,6 +195,15 @@ nb.show_source("rows_per_warp")
 # blocks per SM were the same. That a smaller L1 holds fewer loads in flight is the reading, not measured.
 # The build report below shows the one-trip variants issuing all their loads before the first use, with
 # 256 bytes of static shared memory.
+#
+# How many lanes and rows per thread: at K = 33 to 48 the rule gives each row one lane (64 rows for 64
+# threads, up to 12 loads per thread) rather than two (64 rows for 128 threads, 5 or 6 loads each), and at
+# K <= 8 each thread four rows (512 rows for 128 threads) rather than two (for 256 threads). In the
+# exploration that timed the rule against the plans it made before, in one run (round 38, the file's
+# comment and the comment on `TILE_ROWS` in `dispatch.py`, not re-run here), that took 3.2 to 5.4% less
+# time at K = 33 to 47 (a tie at 48) and 0.8 to 23.0% less at K = 1 to 8. Why was not separated: one lane
+# per row costs registers and reads the tile in fewer shared-memory passes (counted from the indexing), and
+# four rows per thread put all of a thread's loads in flight at once.
 # `gemvlab/cuda/row_tiles.cu`:
 
 # %%
@@ -218,10 +227,13 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 # `gemvlab/dispatch.py`, `choose()`:
 # - Rows of at most 64 floats, nearly contiguous, with more data than one trip of every resident thread
 #   (below), go to `row_tiles`: as many rows per block as fit in its 4,096-float tile, of 512 (rows of at
-#   most 8 floats: 256 threads, two rows each), 256, 128 and 64. Where that tile is more than 4 float4s
-#   per thread (K = 17 to 64), each thread issues all its loads in one trip (5 to 8), and the tile sits
-#   in shared memory sized to its rows (below).
-# - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 128 threads. Its G depends on how much
+#   most 8 floats: 128 threads, four rows each), 256 (256 threads), 128 (128 threads) and 64 (64 threads,
+#   one lane per row, up to K = 48, where that is 12 loads per thread; above, 128 threads, two lanes per
+#   row). Where a tile is more than 4 float4s per thread, each thread issues all its loads in one trip (5
+#   to 12), and the tile sits in shared memory sized to its rows (above).
+# - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 64 threads (the comment on
+#   `ROWS_BLOCK` in `dispatch.py`: 0.8 to 2.7% less time than 128 where rows start at different offsets,
+#   ties where they do not; an exploration, not re-run here). Its G depends on how much
 #   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
 #   With more data, a group's load instruction should cover at least 128 contiguous bytes of its row
@@ -291,45 +303,37 @@ nb.dispatch_table(ctx.recorded, "explorer")
 nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
-# All five are bandwidth misses; no shape is slower than torch.matmul beyond the quartiles.
-# - **Three whose gemv time did not move:** 10,000,000 × 8 (0.891), 123,457 × 777 (0.904) and 64 ×
-#   1,000,003 (0.894). Their plans are those of the record before, and gemv took within 0.2% of that
-#   record's time at each (93.2 against 93.1 us, 96.5 against 96.6, 68.2 against 68.3). The read ceiling
-#   at the same shapes took 1.9, 2.0 and 1.4% less time than in that record (73.8 against 75.2 us, 87.1
-#   against 88.9, 60.1 against 60.9): the ceiling moved, not gemv. The record before had them
-#   at 0.909, 0.921 and 0.906. For 64 × 1,000,003, few long rows with odd K: the rule splits such rows
-#   for about twelve waves (`UNEVEN_WAVES` in `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8
-#   such shapes timed), but stretches of at least 8,192 floats allow only 122 stretches here (7.4
-#   waves). B (4 MB) sits well inside the L2, so the rule keeps one row per block, and each block reads B
-#   as scalars; every row's block reads it again. Where B is larger than a quarter of the L2, rows with
-#   odd K share B four to a block: 3 × 50,000,001 and 40 × 6,000,001 reach 0.942 and 0.933 in the table
-#   above. At this shape four rows per block took more time in an exploration (the comment on
-#   `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest aligned loads its offset allows instead of
-#   scalars tied here and lost at 4096 × 4099 and 300 × 100,003 (round 24, the comment in
-#   `any_alignment.cuh`), and B staged in shared memory took 1.1% more time here (round 26); none re-run
-#   here. What holds these three back is not separated.
-# - **Row tiles at K = 33 and 39:** 3,000,000 × 33 (0.890) and 2,307,692 × 39 (0.884). Both now load
-#   their tile in one trip of 5 float4s per thread into a tile sized to its rows; in the record before,
-#   with two trips of 4 into the static 4,096-float tile, they ran at 0.867 and 0.800. The other five
-#   row-tile shapes that now take one trip of 5 to 7 loads meet the bar: 6,000,000 × 17 (0.929, was 0.873), 4,736,842 × 19 (0.943, was
-#   0.871), 2,000,000 × 45 (0.916, was 0.894), 5,000,000 × 24 (0.933) and 4,000,000 × 50 (0.936).
-#   The exploration behind the change (round 34, `row_tiles.cu`'s comment, not re-run here) timed every K
-#   from 8 to 64, one shape each: the rule then in gemvlab ran under 0.91 of the read ceiling at 29 of the
-#   48 K from 17 to 64, the one-trip sized tile at 3 (K = 34, 36 and 39, at 0.900 to 0.908). This record
-#   has K = 33 and 39 lower than that exploration did (0.890 and 0.884, against 0.910 and 0.903 there):
-#   another machine start, where the three unchanged shapes above moved by as much against the ceiling.
-#   K = 33 to 40 take 5 loads per thread, 12 blocks per SM (the registers decide). Before it, explorations that did not find a rule (`row_tiles.cu`'s comment and
-#   `tools/explore/round19` to `round33`, not re-run here): a start column that removes the shared-memory
-#   bank passes counted at odd K, a sum with half the instructions per float, other lanes per row and block
-#   sizes, two rows per thread (at K = 17 and 33 faster, but only in tiles larger than gemvlab's), and a persistent grid that keeps the next tile's loads in flight (round 29: more time at 36
-#   of 37 K). What limits K = 33 to 40 now is not separated.
+# One shape misses, by the torch.matmul mark: 1024 × 1,048,576, at 0.98x (960.6 against 943.6 us,
+# quartiles apart). Its plan is the one of the record before, where it tied with torch.matmul (939.8
+# against 940.2 us); gemv's quartiles here are 16 us apart, torch.matmul's 2. An exploration after this
+# record (round 39, its log in `tools/explore/round39`, not re-run here) timed the rule twice in one run
+# at this shape: both times it tied with torch.matmul (quartiles overlapping), and cutting each row into 8
+# stretches was within the quartiles of the rule. Which side of torch.matmul this shape lands on changes
+# between runs.
 #
-# 1024 × 1,048,576, 0.99x torch.matmul in the record before, ties with it here (939.8 against 940.2 us,
-# quartiles overlapping), at 0.982 of the read ceiling. 500 × 1,000,001, slower than torch.matmul two
-# records ago (0.98x, split for about four waves in 8 stretches), runs at 1.02x and 0.961 of the read
-# ceiling in 25 stretches. In kernel time per launch no shape is slower than torch.matmul beyond the
-# quartiles (a whole call from Python is another matter: the next section); 123,457 × 777 ties with it
-# (96.5 against 97.0 us).
+# The five bandwidth misses of the record before all meet the bar here:
+# - 10,000,000 × 8 (0.945, was 0.891), 3,000,000 × 33 (0.965, was 0.890) and 2,307,692 × 39 (0.961, was
+#   0.884): the rule changed for them (four rows per thread at K <= 8, one lane per row at K = 33 to 48;
+#   above); 2,000,000 × 45 also takes one lane per row now (0.958, was 0.916);
+# - 123,457 × 777 (0.938, was 0.904): `rows_per_warp` now runs in blocks of 64 threads (the rule,
+#   above); it is now faster than torch.matmul (94.8 against 97.2 us, quartiles apart), where the record
+#   before had a tie;
+# - 64 × 1,000,003 (0.911, was 0.894): its plan did not change, and gemv took 68.0 against 68.2 us; the
+#   read ceiling took 61.0 against 60.1 us. It sits at the mark, and which side it lands on depends on the
+#   run. Few long rows with odd K: the rule splits such rows for about twelve waves (`UNEVEN_WAVES` in
+#   `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8 such shapes timed), but stretches of at
+#   least 8,192 floats allow only 122 stretches here (7.4 waves). B (4 MB) sits well inside the L2, so the
+#   rule keeps one row per block, and each block reads B as scalars; every row's block reads it again.
+#   Where B is larger than a quarter of the L2, rows with odd K share B four to a block: 3 × 50,000,001 and
+#   40 × 6,000,001 reach 0.950 and 0.937 in the table above. At this shape four rows per block took more
+#   time in an exploration (the comment on `SHARE_B_ROWS` in `dispatch.py`); reading B with the widest
+#   aligned loads its offset allows instead of scalars tied here and lost at 4096 × 4099 and 300 × 100,003
+#   (round 24, the comment in `any_alignment.cuh`), and B staged in shared memory took 1.1% more time here
+#   (round 26); none re-run here. What holds it at the mark is not separated.
+#
+# The other row-tile shapes: 6,000,000 × 17 (0.947), 4,736,842 × 19 (0.960), 5,000,000 × 24 (0.953) and
+# 4,000,000 × 50 (0.951). 500 × 1,000,001, slower than torch.matmul three records ago (0.98x, split for
+# about four waves in 8 stretches), runs at 1.02x and 0.979 of the read ceiling in 25 stretches.
 #
 # ## The cost of a call
 #
@@ -348,14 +352,14 @@ nb.overhead_table(ctx.recorded)
 # These were timed with the GPU idle before each call (synchronized, then the events), which is how one
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
-# GPU. It is about 1.5 and 3.6 times the same kernel's time in the explorer table (30.3 against 19.9 us at
-# 4096 × 4096, 21.6 against 6.0 at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
+# GPU. It is about 1.7 and 5.0 times the same kernel's time in the explorer table (33.5 us against 0.0192
+# ms at 4096 × 4096, 25.9 us against 0.0052 ms at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
 # the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
 # state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
-# 3.8 us less than a whole torch.matmul call at 4096 × 4096 and 0.1 us more at 1024 × 1024; these are
+# 3.5 us less than a whole torch.matmul call at 4096 × 4096 and 0.1 us less at 1024 × 1024; these are
 # unpaired medians, so this run does not show a difference either way.
 # The *host us/call* column is the Python side alone, for calls made back to back: at 1024 × 1024 it is
-# 12.1 us, against that kernel's 6.0 us in the explorer table, so back-to-back calls of that size may
+# 13.8 us, against that kernel's 0.0052 ms in the explorer table, so back-to-back calls of that size may
 # spend more time in Python than on the GPU (not measured as a loop here).
 
 # %% [markdown]
@@ -390,17 +394,18 @@ nb.dispatch_look_back(ctx)
 
 # %% [markdown]
 # The model finds every chosen plan on the sweep bound by the read ceiling, and the measurements are 1.00
-# to 1.11 times its time (the ratio column). The largest is at 4096 × 4099 (1.11), a 21-us shape where the
-# assumed 4.5 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
-# (taken from one tiny shape) and no cost per block. The aligned 4096 × 4096 took 0.0199 ms in the explorer
-# table against 0.0208 ms for 4096 × 4099 in the sweep, 4.5% more, but their printed quartiles meet
-# (0.0205), so this run does not show the odd K to cost anything (the record before had them tied);
-# which assumption accounts for the 1.11 is not separated. Next are 2,097,152 × 128 (1.05), of many short rows, where the model's
-# missing cost per block is again the candidate (notebook 04's short rows), and 128 × 2,097,152 and
-# 16 × 16,777,216 (1.04 and 1.03), of 0.25 ms each, where 4% is 10 us. At 16384 × 16384 and
-# 262,144 × 1024 the measurement is within 0.8% of the model. The model's times for the shapes that miss their bar (above) are not printed here, so
-# whether it accounts for them is not shown; its missing per-block cost, per-SM limit and cost for rows
-# that do not start aligned are the candidates.
+# to 1.18 times its time (the ratio column). The largest is at 4096 × 4099 (1.18), a 21-us shape where the
+# assumed 3.5 us per launch weighs heavily: the assumptions it points at are a fixed cost per launch
+# (taken from one tiny shape) and no cost per block, nor any for rows that do not start aligned. The
+# aligned 4096 × 4096 took 0.0192 ms in the explorer table, quartiles 0.0190 to 0.0197, against 0.0211 ms
+# for 4096 × 4099 in the sweep, quartiles 0.0206 to 0.0214: apart, so in this run the odd K cost about
+# 10% at this shape (the two records before had their quartiles meeting); which assumption accounts for
+# the 1.18 is not separated. Next are 128 × 2,097,152 and 2,097,152 × 128 (1.05), the latter of many
+# short rows, where the model's missing cost per block is again the candidate (notebook 04's short rows),
+# and 16 × 16,777,216, 1024 × 262,144 and 1 × 67,108,864 (1.04), where 4% of 0.25 ms is 10 us. At
+# 16384 × 16384 and 262,144 × 1024 the measurement is within 1% of the model (1.00 and 1.01). The model's
+# times for the shape that misses its bar (above) are not printed here, so whether it accounts for it is
+# not shown.
 #
 # ## Exercise
 #

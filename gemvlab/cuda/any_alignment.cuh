@@ -56,11 +56,12 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
 // is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in four records
-// (in the latest 3.2, 1.3, 1.8 and 1.7% less at 32, 64, 128 and 256 threads, each beyond the
-// quartiles and the 0.85% drift between two timings in one record); with 16 rows 0.8 and 0.7%
-// more and with 128 rows 0.7% more or the same, within that drift: ties (the record before had
-// 0.9 and 1.1% more at 16 rows, beyond its 0.55%). Not measured separately for these kernels.
+// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in five records
+// (in the latest 2.8, 1.6 and 2.0% less at 32, 64 and 128 threads, each beyond the quartiles and
+// the 0.79% drift between two timings in one record, and a tie at 256); with 16 rows 0.9 and
+// 1.1% more (256 and 1024 threads), beyond that drift, and with 128 rows 0.6% more or the same,
+// within it (the record before had 0.8 and 0.7% more at 16 rows, within its 0.85%; the one before
+// that 0.9 and 1.1% more, beyond its 0.55%). Not measured separately for these kernels.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -3,10 +3,10 @@
 // One block per row spends a whole block on each row. When a row is short that is waste: at
 // K = 128 a row is 32 float4s, so a block of 64 threads (stage 4's best there) leaves half its
 // threads with nothing to load, and each block starts, reduces through shared memory and ends
-// for 512 bytes of work (stage 4 took 1.27 ms at M = 2^21, K = 128, 5.4 times the read
-// ceiling: notebook 04's shape table; a cost per block is the presumed cause, not measured
+// for 512 bytes of work (stage 4 took 1.267 ms at M = 2^21, K = 128, where the read ceiling
+// took 0.240 ms: notebook 04's shape table; a cost per block is the presumed cause, not measured
 // apart). Here a group of G lanes (G = 1, 2, 4, ... 32, a power of
-// two) takes one row: a warp holds 32 / G rows and a block of 128 threads 128 / G, each lane
+// two) takes one row: a warp holds 32 / G rows and a block of 64 threads (the dispatcher's size, ROWS_BLOCK) 64 / G, each lane
 // writes up to 4 independent float4 loads per trip in the source (how many ptxas issues before
 // their first use, notebook 05's build report says), and the group adds its G sums with log2(G)
 // shuffles, without shared memory or a barrier. The dispatcher picks G from K and from how much

@@ -2,8 +2,8 @@
 // kernel adds the stretches of each row in a fixed order.
 //
 // One block per row, or per few rows (stages 2 to 5), needs many rows: M = 16 rows make 16 blocks, so at most 16
-// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.10 ms at M = 1,
-// K = 2^26, where the read ceiling is 0.063 ms: notebook 04's shape table). Splitting K into SPLITS stretches makes
+// of the H200's 132 SMs have work; M = 1 leaves at least 131 idle (stage 4 took 4.049 ms at M = 1,
+// K = 2^26, where the read ceiling took 0.064 ms: notebook 04's shape table). Splitting K into SPLITS stretches makes
 // M * SPLITS blocks, so there are blocks for every SM however few rows there are. The
 // dispatcher (gemvlab/dispatch.py) picks SPLITS from the SM count for about four waves of
 // blocks, with stretches of at least 8,192 floats (so rows under 16,384 floats are not split,

@@ -16,6 +16,20 @@ group), to see whether any neighbour of the rule's plan reads closer to the ceil
 the rule, torch.matmul and the read ceiling (round 7's timing). Build without a GPU first
 (tools/explore/prebuild.py).
 
+Run in session 18 (29 s). What it found (round35/round35.txt):
+* part A: __launch_bounds__(128, 14 or 16) at U = 5 gave 32 registers and 16 blocks per SM with 28
+  bytes spilled, and took 16 to 21% more time than the rule at every K from 33 to 40 (3,000,000 x
+  33: 126.5 against 104.2 us); at U = 6 to 8 the spills grew (24 to 140 bytes) and so did the loss
+  (up to 2.1 times the rule's time at K = 64). Not adopted.
+* part B: at 128 x 2,097,152 split_k unsplit at 1024 threads took 250.4 against the rule's 252.6 us
+  (0.9% less, quartiles touching); at 64, 96, 160 and 256 rows the rule's split was faster (at 64
+  rows unsplit took 1.29 times as long). Not adopted.
+* part C: 10,000,000 x 8, no neighbour of the rule's plan faster (1 lane, 2 rows per thread at 256
+  threads: 93.0 us, the next 97.7); 123,457 x 777, rows_per_warp at 64 threads 1.8% faster than the
+  rule's 128 (95.1 against 96.9 us; round 36 follows it up); 64 x 1,000,003, split counts from 66 to
+  165 from 1.0% less to 1.6% more time than the rule's 122, quartiles overlapping the rule's for the
+  nearest.
+
     python tools/explore/round35.py OUT_DIR
 """
 import ctypes

@@ -14,6 +14,15 @@ Part B: row tiles at K = 33 to 40 (two of the record's misses, 0.90 to 0.93 of t
 checked against float64 and timed round-robin beside the rule, torch.matmul and the read ceiling
 (round 7's timing).
 
+What it found (round36/round36.txt): 64 threads took 0.8 to 2.7% less time than the rule's 128 at
+all 9 K whose rows start at different offsets (K % 4 != 0: 65, 127, 150, 255, 333, 513, 777, 1023,
+1537), quartiles apart, and tied (within 0.3%, quartiles overlapping) at the 11 aligned K from 96
+to 2048 and at 262,144 x 1024, 1024 x 1024 and 1000 x 500; 256 threads took more time than 128 at
+every unaligned K and tied or took more at the aligned ones. The waves printed beside each plan were the same at 64 and 128 threads (the same warps
+per SM). Adopted: ROWS_BLOCK = 64. Part B: at K = 33 to 40 no other compiled (lanes, block) of
+gemvlab's row tiles beat the rule (2 lanes at 64 and 96 threads 0.0 to 2.2% slower, 4 lanes 13 to
+32% slower).
+
     python tools/explore/round36.py OUT_DIR
 """
 import time

@@ -12,6 +12,13 @@ K = 39 and 0.5% faster to 5.5% slower at the other odd K from 33 to 63. Also at 
 256 threads against the rule's 2 rows at 256. Each candidate checked against float64 and timed
 round-robin beside the rule, torch.matmul and the read ceiling (round 20's study, round 7's timing).
 
+What it found (round37/round37.txt): one lane per row in one trip took 2.0 to 6.3% less time than the
+rule at every K from 33 to 45 (2.1 to 5.9%; 0.930 to 0.948 of the read ceiling against 0.886 to
+0.917; 3,000,000 x 33: 97.5 against 103.6 us), 64 and 128 threads within 0.4% of each other up to K
+= 40 and 64 threads ahead at 41 to 48; at K = 48, 0.8% less (quartiles overlapping). At 10,000,000 x 8, 4 rows per thread
+at 128 threads took 4.0% less than the rule (89.1 against 92.8 us, 0.929 against 0.891) and 3 rows
+3.3% less; at 256 threads 4 rows lost (93.8 us). Adopted, and checked in round 38.
+
     python tools/explore/round37.py OUT_DIR
 """
 import ctypes

@@ -10,6 +10,13 @@ per row, at 768 to 2,048 rows of 1,048,576 floats and at 1,024 rows of 262,144 a
 plan is checked against float64 and timed round-robin beside the rule, torch.matmul and the read
 ceiling (round 7's timing).
 
+What it found (round39/round39.txt): at 1,024 x 1,048,576 the rule took 942.6 and 945.6 us in the two
+passes against torch.matmul's 938.2 and 940.1, quartiles overlapping both times: a tie, where the
+record had 0.98x. 8 stretches per row took 0.2 to 1.4% less than the rule at 768 to 2,048 rows of
+1,048,576 floats (beyond the quartiles only at 2,048 rows, 1.3 and 1.4%), tied at 1024 x 524,288 and
+took 0.7% more at 1024 x 262,144 in both passes; 2 and 4 stretches were slower than 8 everywhere. Not
+adopted: gains near the 0.79% drift of the record, and a loss at shorter rows.
+
     python tools/explore/round39.py OUT_DIR
 """
 import time
