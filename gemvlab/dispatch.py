@@ -44,9 +44,11 @@ SHORT_ROW_K = 2048
 #: rows_per_warp.cu). 128 threads were 0.7 to 2.4% faster than 256 at five of the six large
 #: short-row shapes of tools/explore/round4/round4.txt, and tied at the sixth. 64 threads took 0.8
 #: to 2.7% less time than 128 at all 9 K from 65 to 1,537 whose rows start at different offsets
-#: from a 16-byte boundary (K % 4 != 0; 123,457 x 777: 0.929 of the read ceiling against 0.914),
-#: and tied with it (within 0.3%, quartiles overlapping) at all 13 aligned shapes, 1,000 x 500 to
-#: 262,144 x 1,024, with the same blocks per SM's worth of warps at both sizes
+#: from a 16-byte boundary (K % 4 != 0; quartiles apart; 5 of the 9 at 1.0% or less, near the 0.8%
+#: by which ratios move between two timings of one record; 123,457 x 777: 0.929 of the read ceiling
+#: against 0.914), and tied with it (quartiles overlapping) at all 13 aligned shapes, 1,000 x 500 to
+#: 262,144 x 1,024 (within 0.3% save 1024 x 1024, a 6-us call, 2.1% more), with the same warps per SM
+#: at both sizes
 #: (tools/explore/round36/round36.txt). Our reading, not measured: such rows differ in their
 #: scalar heads and tails, so a block's warps end at different times, and a block's slot is freed
 #: only when its last warp ends; 2 warps per block wait on fewer than 4.
@@ -85,11 +87,12 @@ TILE_MAX_K = 64
 #: * 512 rows for 128 threads, 1 lane and 4 rows per thread (rows of at most 8 floats; K loads per
 #:   thread, at least 4). cuda/row_tiles.cu says why several rows per thread: at 10,000,000 x 8, 2
 #:   rows per thread at 256 threads took 17.5% less time than 1 (tools/explore/round24). 4 rows at
-#:   128 threads took 0.8 to 23.0% less time than that at every K from 1 to 8
-#:   (tools/explore/round38/round38.txt; 10,000,000 x 8: 0.944 of the read ceiling against 0.909);
+#:   128 threads took 3.7 to 23.0% less time than that at K = 1 to 6 and 8 and tied at 7 (0.8%,
+#:   within the drift of a record) (tools/explore/round38/round38.txt; 10,000,000 x 8: 0.944 of the
+#:   read ceiling against 0.909);
 #: * 256 rows for 256 threads, then 128 for 128, one lane per row (K <= 16, K <= 32);
 #: * 64 rows for 64 threads, one lane per row, ceil(K / 4) loads each (K = 33 to 48): against 64
-#:   rows for 128 threads with two lanes per row, 3.2 to 5.4% less time at the 7 shapes from K = 33
+#:   rows for 128 threads with two lanes per row, 2.2 to 5.4% less time at the 8 shapes from K = 33
 #:   to 47 (0.946 to 0.959 of the read ceiling against 0.901 to 0.928) and a tie at 48 (0.4%,
 #:   quartiles overlapping; round38; round37 has 64 and 128 threads tied at K = 33 to 40);
 #: * 64 rows for 128 threads, two lanes per row (K = 49 to 64, where one lane would take 13 to 16

@@ -63,8 +63,8 @@ ctx = nb.setup(upto=1)
 # ## The two numbers
 #
 # Every element of A is read once and used once: 2 floating-point operations per 4 bytes. A GPU does far
-# more arithmetic per byte of memory bandwidth than that (an H200, by its datasheet, about 67 TFLOP/s of
-# float32 against 4.8 TB/s: 14 FLOP per byte), so this kernel can only be as fast as memory: the **floor** is bytes
+# more arithmetic per byte of memory bandwidth than that (an H200, by its datasheet, not measured here: about 67
+# TFLOP/s of float32 against 4.8 TB/s, 14 FLOP per byte), so this kernel can only be as fast as memory: the **floor** is bytes
 # moved divided by bandwidth. We count bytes as `4·(M·K + K + M)` (A and B read once, C written once) and use
 # two bandwidths: the vendor's datasheet peak, and a **read ceiling** measured in the same run (a float4
 # read-only pass over A that does nothing else: `gemvlab/cuda/read_ceiling.cu`).
@@ -149,7 +149,7 @@ nb.loads_in_flight("naive")
 nb.correctness(ctx, "naive", tol=1e-3)
 
 # %% [markdown]
-# Correct, but the error is far above float32's 6e-8 resolution. Each thread adds 2^20 products one after
+# Correct, but the error is far above float32's unit roundoff, 2^-24 ≈ 6e-8. Each thread adds 2^20 products one after
 # another: once the running sum is large, each small product loses its low bits. The same effect on the CPU,
 # and the cure that stage 2 will use, a tree of partial sums:
 
@@ -258,8 +258,8 @@ nb.pitfall(ctx, "sticky_error")
 # The error is 717, `cudaErrorInvalidAddressSpace`, not the *illegal memory access* (700) of the transcript
 # and of the CPU-pointer demo above. The runtime documents 717 as an instruction that may only use some
 # address spaces (global, shared or local) being given an address outside the one(s) it may use; which address this
-# kernel reached is not printed here. What the demos do show is that the same bug gives different errors,
-# or none: told only twice the rows, so that it reads 1 MiB past A, the same kernel reports nothing at all.
+# kernel reached is not printed here. What the demos do show is that the same bug gives error 717, error
+# 719 under compute-sanitizer (below), or none: told only twice the rows, so that it reads 1 MiB past A, the same kernel reports nothing at all.
 # No fault means every address it read was mapped for this process, so the rows past A were summed from
 # memory that is not A's, silently (the *result* line: rows 64 to 127, all past A, came back finite).
 
@@ -308,8 +308,8 @@ nb.naive_with_thread_latency(ctx)
 # %% [markdown]
 # From 256 threads on, the model's ratios are 1.06, 1.00 and 1.00, and that agreement is partly by
 # construction: the per-SM rate of one line per clock was fitted to this same sweep. What the fit does show
-# is that one constant accounts for 512 and 1024 threads; at 256 the model is as optimistic as at 32 to
-# 128 threads, so one line per clock is not the whole story there either. The serial sum is also the least
+# is that one constant accounts for 512 and 1024 threads; at 256 it is 1.06 times optimistic, about as
+# much as at 32 threads (1.07), so one line per clock is not the whole story there either. The serial sum is also the least
 # accurate of the stages (notebook 04's stage table prints each stage's error).
 #
 # ## Exercise

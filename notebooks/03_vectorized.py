@@ -142,10 +142,11 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 #   use, so that each thread can keep several requests travelling at once. How many it really issues before
 #   it first waits is the compiler's choice; the SASS below says.
 # - **A past the L1.** Every block reads all of B (4 MiB), so B's lines in an SM's L1 cache can serve the
-#   other blocks on that SM, as long as nothing pushes them out. A's bytes are each used once, yet a plain
-#   load caches them in the L1 too. `__ldcg` ("cache global") loads A without caching it in the L1 (the
-#   loads still pass through it); B keeps the default caching (the compiler reads it through the read-only
-#   path, `LDG.E.128.CONSTANT`, as the SASS below shows).
+#   other blocks on that SM, as long as nothing pushes them out. A's bytes are each used once, yet a load
+#   with the default caching caches them in the L1 too (here the compiler reads A, like B, through the
+#   read-only path, `LDG.E.128.CONSTANT`: both are `const __restrict__`). `__ldcg` ("cache global") loads
+#   A without caching it in the L1 (`LDG.E.128.STRONG.GPU`; the loads still pass through it); B keeps the
+#   default caching, as the SASS below shows.
 #
 # The stage's `.cu` file keeps the last change behind a switch (`A_PAST_L1`), so that each change can be
 # measured on its own. The model for stage 4 at the stage table's configuration:
@@ -242,16 +243,11 @@ nb.steps_table(ctx.recorded, M=2048)
 #   (the sweep tables below print the ratio), and more bytes in flight still paid: whatever the model's
 #   fixed round leaves out (notebook 02), more loads in flight covered part of it. At 128 threads the step
 #   is 1.007x, the quartiles overlapping: a tie, as the model expected (stage 3 at the read ceiling there:
-#   its sweep below); at 256 it is 1.005x, the quartiles overlapping: a tie, as the model expected. (At 128
-#   threads the record before this one measured less time, beyond its quartiles and drift, the one before
-#   it a tie, and the one before that less time, beyond its quartiles: one more reason to repeat a
-#   comparison before trusting it, below.)
+#   its sweep below); at 256 it is 1.005x, the quartiles overlapping: a tie, as the model expected.
 # - **`__ldcg`** takes less time at 32, 64 and 128 threads (1.03x, 1.02x and 1.02x), each beyond the
 #   quartiles and beyond how far ratios moved between two timings in the same record (the drift, 0.79%,
 #   printed below; two passes at the headline shape, not independent runs), and ties at 256 (quartiles
-#   overlap). The four records before this one (the comment in `04_warp_shuffle.cu`) measured less time
-#   at 32 and 128 threads in all four, by most at 32, as here; at 64 and 256, less in three of them and
-#   ties in the other (the second before this one).
+#   overlap). Earlier records, not printed here, are listed in the comment in `04_warp_shuffle.cu`.
 #
 # The same steps where rows are few: 16 rows of 16 Mi floats and 128 rows of 2 Mi floats (notebook 04's
 # shape sweep), at 256 and 1024 threads:
@@ -265,13 +261,13 @@ nb.steps_table(ctx.recorded, M=128)
 # With 16 rows there are 16 blocks for 132 SMs: loads in flight are the step that pays (1.76x at both
 # 256 and 1024 threads). A candidate, not computed here: with 16 busy SMs, each must keep more bytes in
 # flight for the same bandwidth (Little's law per SM), and more loads per thread are what adds them.
-# `__ldcg` took more time at M = 16 (1.008x and 1.01x at 256 and 1024 threads), beyond the quartiles and
-# the 0.79% drift between two timings (below; measured at the headline shape and applied here): slower in
-# this run, where the three records before had it slower too, beyond their drift in one and within it
-# (ties) in two; why is not separated. At M = 128 it took more time with 256 threads (1.006x), beyond the
-# quartiles but within that drift: a tie by that measure, and tied with 1024 threads (quartiles overlap).
-# At M = 16 one block per row is the wrong design (notebook 05); at M = 128, 1024-thread blocks come within
-# about 5% of the read ceiling (0.250 against 0.240 ms, notebook 04's shape table).
+# `__ldcg` took more time at M = 16 (1.008x and 1.01x at 256 and 1024 threads), beyond the quartiles and,
+# by a little, the 0.79% drift between two timings (below; measured at the headline shape, applied here):
+# slower in this run, by a margin close to that drift; why is not separated. At M = 128 it was 1.006x
+# with 256 threads, within that drift, and at 1024 threads the quartiles overlap: ties. At M = 16 one
+# block per row is the wrong design (notebook 05); at M = 128 stage 4 comes within about 4% of the read
+# ceiling (0.250 against 0.240 ms at its best block size, notebook 04's shape table; 0.249 at 1024
+# threads in the steps table above).
 #
 # How far apart must two kernels be before a difference is real? Within a run, beyond their quartiles. But
 # medians also move between timings: the record timed the same kernels twice at the headline shape, minutes
@@ -324,13 +320,12 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # grid's 2048 blocks that means more waves, the last one partly empty. And the SASS count above says 4
 # loads issue no more loads of A before their first use than 2. In the sweep, 4 loads take more time
 # than 2 at 128 threads (2.081 against 1.911 ms), at 256 (2.053 against 1.896) and at 512 (1.944 against
-# 1.899), each beyond the ± ranges and the 0.79% drift. At 32 they take less (2.223 against 2.254), beyond
-# the ranges and the drift: a difference in this run, which the SASS count does not explain; at 1024,
-# less (1.989 against 1.999), beyond the ranges but within the drift: a tie by that measure; and at 64
-# (1.919 against 1.925) the ranges overlap: a tie. At 256 threads the record before this one had a tie
-# (ranges overlapping), the one before it 4 loads slower, beyond its ranges, as here, and the one before
-# that slower by far less: at that configuration records differ by far more than the drift within
-# one, which is not separated here. The model (below;
+# 1.899), each beyond the ± ranges (half the spread between the quartiles, either side of the median)
+# and the 0.79% drift. At 32 they take less (2.223 against 2.254), beyond the ranges and the drift: a
+# difference in this run, which the SASS count does not explain; at 1024 (1.989 against 1.999), beyond
+# the ranges but within the drift: a tie; and at 64 (1.919 against 1.925) the ranges overlap: a tie. The
+# ± ranges are symmetric and the quartiles need not be (the steps table above prints them), so an
+# overlap of ranges is a looser test than an overlap of quartiles. The model (below;
 # one fitted input, notebook 01's L1 line rate, which adds 8 ns of L1 time to the 330-ns memory latency
 # in each round here; shown after the sweep) gives more time for 4 loads at 512 threads (1.867 against
 # 1.841 ms), from a sixth wave that is 17% full and keeps too few bytes in flight to read at the ceiling
@@ -382,13 +377,13 @@ nb.look_back(ctx, upto=4)
 # %% [markdown]
 # Stages 3 and 4 were predicted at the read ceiling and measured 1.04 and 1.03 times its time. The model
 # assumes that a kernel reading A at the ceiling pays nothing for B's re-reads from the L1 and L2 (as many
-# L1 sectors as A's in the counters above), for its reduction, or for its launch. The few percent are not
+# L1 sectors as A's, computed from the sizes: the counters above print only the total), for its reduction, or for its launch. The few percent are not
 # separated among these.
 #
 # ## Exercise
 #
 # Take `STAGE4_STEP` apart yourself: `lab.gemv(A, B, lab.kernels.STAGE4_STEP, 256, 2)` runs stage 4 with A
-# through the L1. Check with `nb.sass_lines(lab.kernels.STAGE4_STEP, 2)` that its loads of A are plain, time
+# through the L1. Check with `nb.sass_lines(lab.kernels.STAGE4_STEP, 2)` that its loads of A are `LDG.E.128.CONSTANT` (the default caching), time
 # both at block 64 with `gemvlab.bench.time_round_robin`, and decide with the quartiles whether the
 # difference is a tie. Then predict, with `nb.occupancy_table("warp_shuffle", 8)` and the model, what
 # LOADS = 8 does at 1024 threads, and check the sweep above.

@@ -162,8 +162,8 @@ nb.which_kernel(ctx.recorded)
 #   or near the read ceiling; stage 5 ties with it at the headline and at 1024 × 262,144 (1.893 against
 #   1.890 ms, 0.241 against 0.239; ties, as the guide says; the stage table below, another
 #   timing in the same record, has them tied at the headline too: 1.885 against 1.896 ms, quartiles apart
-#   but within the 0.79% drift it prints). It trails at 8192² (0.064 against 0.063 ms) and by more at
-#   16384² (0.243 against 0.233).
+#   but within the 0.79% drift it prints). The guide has stage 4 fastest at 8192² (0.063 against 0.064
+#   ms; this table prints no spread, so that may be a tie) and at 16384² (0.233 against 0.243).
 # - **Many short rows** (K = 128): stage 5. Stages 2 to 4, whatever their loads, all take about the same
 #   time there (the shape table above), which is what a cost per block would give (not measured apart),
 #   and stage 5's rows per block make fewer blocks.

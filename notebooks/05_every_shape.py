@@ -74,9 +74,10 @@ nb.one_kernel_every_shape(ctx)
 #   measurement say that is nearly enough at 1024 threads per block (the dispatcher uses 256-thread blocks,
 #   and its rule splits 128 rows because they fill under half of each SM's warp slots: a threshold from the
 #   explorations, not measured here; at this shape the dispatcher's 0.2496 ms, quartiles 0.2486 to 0.2505
-#   (the sweep table below), ties with stage 4 at 1024 threads, 0.250 in notebook 04's guide, whose
-#   quartiles notebook 03's steps table puts at 0.249 to 0.250 ms; the record before had the dispatcher
-#   1.4% slower, the one before that 1.9% faster: which is faster here changes between records). It fails
+#   (the sweep table below), and stage 4 at 1024 threads, 0.249 ms in notebook 03's steps table (another
+#   timing in the same run), are within the 0.79% by which ratios moved between two timings (notebook
+#   03): a tie; in the records before, `tools/explore/final16` and `final17`, not printed here, one or
+#   the other was faster: which is faster here changes between records). It fails
 #   when the rows are a small fraction of the SMs (M = 16, M = 1).
 # - **A fixed cost per block (presumed, not measured apart).** At K = 128 each block reads 512 bytes, then
 #   reduces across its warps and retires. The model has no term for such a cost and is far too optimistic
@@ -95,7 +96,7 @@ nb.show_source("split_k")
 # %% [markdown]
 # With one stretch it is stage 4's design (2 loads in flight per thread, A past the L1), writing C
 # directly. How many stretches: enough for about four waves of blocks where rows are few, twelve where they
-# also start at different offsets from B (the rule, below, gives busy rows that it splits at least eight). With `ROWS` > 1 a block takes the same
+# also start at different offsets from B and a block takes one row (the rule, below, gives busy rows that it splits at least eight). With `ROWS` > 1 a block takes the same
 # stretch of several rows, stage 5's idea: it loads each float4 of B once for all of them. Where the rows
 # do not start at B's offset from a 16-byte boundary (odd K, views), it loads B's float4s aligned and
 # shifts them into place for each row with warp shuffles (`dot_rows_shuffled` in `any_alignment.cuh`,
@@ -140,8 +141,9 @@ Code(open(lab.kernels.CUDA_DIR / "any_alignment.cuh").read(), language="cuda")
 
 # %% [markdown]
 # B is read at the same columns as A. Where B is aligned exactly where every row of A is, its body is float4s
-# too. Otherwise a block of one row reads B as four scalar loads per float4 of A, and a block of several
-# rows loads B's float4s aligned and shifts them into place for each row. Where many rows share B, B
+# too. Otherwise `rows_per_warp`, and `split_k` with one row per block, read B as four scalar loads per
+# float4 of A, and `split_k` with several rows per block loads B's float4s aligned and shifts them into
+# place for each row. Where many rows share B, B
 # should come mostly from the L1 or L2, so that the scalar path costs instructions and L1 lookups (each
 # scalar load's lanes are 16 bytes apart) rather than DRAM bytes: an expectation, no counters for it are
 # shown here, and what it costs in time is not separated. Where rows are few and B is large, every block
@@ -181,7 +183,9 @@ nb.show_source("rows_per_warp")
 # one lane per row, the kernel took up to 4.3 times as long.
 #
 # How many loads per trip: 128 rows of 17 floats are 544 float4s for 128 threads, more than one trip of 4
-# loads each, and the second trip waits a memory latency for the first. So where a tile is more than 4
+# loads each, and the second trip's loads are issued only after the first trip's data is stored (the
+# file's comment: read from the SASS; expected to cost about a memory latency, not timed apart). So
+# where a tile is more than 4
 # float4s per thread, each thread issues all of its loads at once (5 to 12), and the tile sits in shared
 # memory sized to its rows rather than in a 4,096-float array. Each SM's L1 and shared memory are one
 # store, split by a carveout the driver picks for the shared memory the resident blocks ask for, and
@@ -200,8 +204,8 @@ nb.show_source("rows_per_warp")
 # threads, up to 12 loads per thread) rather than two (64 rows for 128 threads, 5 or 6 loads each), and at
 # K <= 8 each thread four rows (512 rows for 128 threads) rather than two (for 256 threads). In the
 # exploration that timed the rule against the plans it made before, in one run (round 38, the file's
-# comment and the comment on `TILE_ROWS` in `dispatch.py`, not re-run here), that took 3.2 to 5.4% less
-# time at K = 33 to 47 (a tie at 48) and 0.8 to 23.0% less at K = 1 to 8. Why was not separated: one lane
+# comment and the comment on `TILE_ROWS` in `dispatch.py`, not re-run here), that took 2.2 to 5.4% less
+# time at K = 33 to 47 (a tie at 48) and 3.7 to 23.0% less at K = 1 to 6 and 8 (a tie at 7). Why was not separated: one lane
 # per row costs registers and reads the tile in fewer shared-memory passes (counted from the indexing), and
 # four rows per thread put all of a thread's loads in flight at once.
 # `gemvlab/cuda/row_tiles.cu`:
@@ -232,8 +236,8 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   row). Where a tile is more than 4 float4s per thread, each thread issues all its loads in one trip (5
 #   to 12), and the tile sits in shared memory sized to its rows (above).
 # - Other rows up to 2048 floats go to `rows_per_warp`, in blocks of 64 threads (the comment on
-#   `ROWS_BLOCK` in `dispatch.py`: 0.8 to 2.7% less time than 128 where rows start at different offsets,
-#   ties where they do not; an exploration, not re-run here). Its G depends on how much
+#   `ROWS_BLOCK` in `dispatch.py` gives an exploration's numbers, not re-run here: less time than 128
+#   where rows start at different offsets, ties where they do not). Its G depends on how much
 #   data there is. When A fits in one trip of every resident thread (4 float4s each), the call is a few round
 #   trips to memory, so each lane gets as few trips as G ≤ 32 allows: one up to K = 512, two at K = 1024.
 #   With more data, a group's load instruction should cover at least 128 contiguous bytes of its row
@@ -243,13 +247,13 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   slots busy (enough bytes in flight: half is the exploration's choice; Little's law alone would ask for
 #   fewer), if their blocks run in one wave or in several whose last is at least three quarters full, and
 #   every row starts at the same offset from B; from about 2.7 waves of rows on, one block per row
-#   whatever the last wave and the offsets. Where those conditions fail, one block per row ran at 0.67 to
-#   0.91 of the read ceiling in the explorations, in some shapes slower than torch.matmul (the comments on
-#   `FULL_LAST_WAVE` and `BUSY_SPLIT_WAVES` in `dispatch.py` give the numbers; why odd K loses inside one
+#   whatever the last wave and the offsets. Where those conditions fail, one block per row ran well under
+#   the read ceiling in the explorations, in some shapes slower than torch.matmul (the comments on
+#   `FULL_LAST_WAVE` and `BUSY_SPLIT_WAVES` in `dispatch.py` give the numbers, not printed here; why odd K loses inside one
 #   wave is not separated). Such rows are split for at least eight waves, so that the last wave is a small
 #   part of the time. Fewer rows are split into stretches for about four waves (about twelve where the rows,
 #   one per block, start at different offsets from B: round 27 found 12 waves or more faster than 4 at all 8
-#   such shapes it timed, 0.954 of the read ceiling against 0.916 at 500 × 1,000,001; `UNEVEN_WAVES`), but
+#   such shapes it timed; `UNEVEN_WAVES`, whose comment gives the numbers), but
 #   no stretch is shorter than
 #   8,192 floats, save one exception below: rows under 16,384 floats are not split at all, and few long rows
 #   can get fewer than four waves (M = 128, K = 65,536: 8 stretches, one wave). The exception: where the
@@ -259,7 +263,7 @@ for kernel, variants in lab.dispatch.variants_in_use().items():
 #   B, four otherwise.
 #
 # Each constant in `dispatch.py` cites the exploration it came from (`tools/explore/h200-dispatch-round1.txt`
-# and `tools/explore/round4` to `round27`, not printed here). Its choices and reasons on every shape of the sweep:
+# and `tools/explore/round4` to `round38`, not printed here). Its choices and reasons on every shape of the sweep:
 
 # %%
 for M, K in lab.results.shapes(ctx.recorded):
@@ -304,22 +308,27 @@ nb.dispatch_misses(ctx.recorded)
 
 # %% [markdown]
 # One shape misses, by the torch.matmul mark: 1024 × 1,048,576, at 0.98x (960.6 against 943.6 us,
-# quartiles apart). Its plan is the one of the record before, where it tied with torch.matmul (939.8
-# against 940.2 us); gemv's quartiles here are 16 us apart, torch.matmul's 2. An exploration after this
-# record (round 39, its log in `tools/explore/round39`, not re-run here) timed the rule twice in one run
-# at this shape: both times it tied with torch.matmul (quartiles overlapping), and cutting each row into 8
-# stretches was within the quartiles of the rule. Which side of torch.matmul this shape lands on changes
-# between runs.
+# quartiles apart). Its plan is the one of the record before (`tools/explore/final17`, not printed here),
+# where it tied with torch.matmul; gemv's quartiles here are 16 us apart, torch.matmul's 2. An
+# exploration after this record (round 39, its log in `tools/explore/round39`, not re-run here) timed the
+# rule twice in one run at this shape: both times it tied with torch.matmul (quartiles overlapping), and
+# cutting each row into 8 stretches was within the quartiles of the rule. Which side of torch.matmul this
+# shape lands on changes between runs.
 #
-# The five bandwidth misses of the record before all meet the bar here:
-# - 10,000,000 × 8 (0.945, was 0.891), 3,000,000 × 33 (0.965, was 0.890) and 2,307,692 × 39 (0.961, was
-#   0.884): the rule changed for them (four rows per thread at K <= 8, one lane per row at K = 33 to 48;
-#   above); 2,000,000 × 45 also takes one lane per row now (0.958, was 0.916);
-# - 123,457 × 777 (0.938, was 0.904): `rows_per_warp` now runs in blocks of 64 threads (the rule,
-#   above); it is now faster than torch.matmul (94.8 against 97.2 us, quartiles apart), where the record
-#   before had a tie;
-# - 64 × 1,000,003 (0.911, was 0.894): its plan did not change, and gemv took 68.0 against 68.2 us; the
-#   read ceiling took 61.0 against 60.1 us. It sits at the mark, and which side it lands on depends on the
+# The five bandwidth misses of the record before (`tools/explore/final17`, not printed here) meet the bar
+# here. Compare their times, not their ratios, across records: the read ceiling's time at a shape moves
+# between records too.
+# - 10,000,000 × 8 (0.945), 3,000,000 × 33 (0.965) and 2,307,692 × 39 (0.961): the rule changed for them
+#   (four rows per thread at K <= 8, one lane per row at K = 33 to 48; above), and gemv took 3.8, 5.8 and
+#   5.8% less time than in the record before (0.0896, 0.0980 and 0.0898 ms here), close to what round 38
+#   measured for the change in one run (3.7, 5.4 and 5.1%); 2,000,000 × 45 also takes one lane per row
+#   now (0.958);
+# - 123,457 × 777 (0.938): `rows_per_warp` now runs in blocks of 64 threads (the rule, above), and gemv
+#   took 1.8% less time than in the record before (round 38: 1.7%); it is now faster than torch.matmul
+#   (0.0948 against 0.0972 ms, quartiles apart), where the record before had a tie;
+# - 64 × 1,000,003 (0.911): its plan did not change, and gemv took within 0.3% of its time in the record
+#   before (0.0680 ms here), where it read at 0.894 of the read ceiling: the ceiling's time moved. It sits
+#   at the mark, and which side it lands on depends on the
 #   run. Few long rows with odd K: the rule splits such rows for about twelve waves (`UNEVEN_WAVES` in
 #   `dispatch.py`: in round 27, 12 waves or more beat 4 at all 8 such shapes timed), but stretches of at
 #   least 8,192 floats allow only 122 stretches here (7.4 waves). B (4 MB) sits well inside the L2, so the
@@ -399,10 +408,11 @@ nb.dispatch_look_back(ctx)
 # (taken from one tiny shape) and no cost per block, nor any for rows that do not start aligned. The
 # aligned 4096 × 4096 took 0.0192 ms in the explorer table, quartiles 0.0190 to 0.0197, against 0.0211 ms
 # for 4096 × 4099 in the sweep, quartiles 0.0206 to 0.0214: apart, so in this run the odd K cost about
-# 10% at this shape (the two records before had their quartiles meeting); which assumption accounts for
+# 10% at this shape; which assumption accounts for
 # the 1.18 is not separated. Next are 128 × 2,097,152 and 2,097,152 × 128 (1.05), the latter of many
 # short rows, where the model's missing cost per block is again the candidate (notebook 04's short rows),
-# and 16 × 16,777,216, 1024 × 262,144 and 1 × 67,108,864 (1.04), where 4% of 0.25 ms is 10 us. At
+# and 16 × 16,777,216, 1024 × 262,144 and 1 × 67,108,864 (1.04), where 4% is 10 us of 0.25 ms and 5 us
+# of 0.127 ms. At
 # 16384 × 16384 and 262,144 × 1024 the measurement is within 1% of the model (1.00 and 1.01). The model's
 # times for the shape that misses its bar (above) are not printed here, so whether it accounts for it is
 # not shown.

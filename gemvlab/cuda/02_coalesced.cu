@@ -2,8 +2,9 @@
 //
 // Change from stage 1: all threads of a block share one row. Thread t reads
 // elements t, t + blockDim.x, t + 2*blockDim.x, ... so at each step the 32
-// threads of a warp read 32 neighbouring floats: 128 contiguous bytes, four
-// 32-byte sectors, every byte used (coalesced). There are now M blocks: 2048
+// threads of a warp read 32 neighbouring floats: 128 contiguous bytes (four
+// 32-byte sectors, every byte used, where the row starts 32-byte aligned, as at
+// the headline shape; a fifth sector, partly used, where it does not): coalesced. There are now M blocks: 2048
 // at the headline shape, 15.5 per SM on 132 SMs, so small blocks leave each SM
 // short of warps (notebook 02 shows what the grid leaves on the SMs).
 //

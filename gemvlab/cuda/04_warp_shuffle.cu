@@ -19,23 +19,23 @@
 //    the compiled code really issues before its first use is ptxas's choice:
 //    2 of A for LOADS = 2, 4 and 8 (notebook 03 counts them in the SASS).
 //  * A past the L1. Each byte of A is used once; each byte of B is used by
-//    every block. A plain load caches A's lines in the SM's L1, where they can
+//    every block. A load with the default caching (here LDG.E.128.CONSTANT,
+//    the read-only path) caches A's lines in the SM's L1, where they can
 //    push out lines of B that other blocks on the SM will read. __ldcg ("cache
-//    global") loads A without caching it in the L1 (the load still passes
+//    global", LDG.E.128.STRONG.GPU) loads A without caching it in the L1 (the load still passes
 //    through it). At the headline shape the L1 hit rate over all sectors rose
 //    from 41% to 44% (A's lines are never reused, so the hits are B's); in time
 //    it took 2.8% less at 32 threads, 1.6% at 64 and 2.0% at 128, each beyond
 //    the quartiles and beyond the 0.79% by which ratios moved between two
 //    timings in the same record, and tied at 256 (0.3% less, quartiles
-//    overlapping) (one record; the four before it measured 3.2, 1.3, 1.8 and
-//    1.7%; 3.3, 1.2, 1.8 and 0.1%, ties at 64 and 256 there; 3.9, 1.4, 1.9
-//    and 1.7%; and 3.4, 1.6, 2.0 and 1.5%). Where rows are few it did not pay:
-//    at 16 rows it took 0.9 and 1.1% more (256 and 1024 threads), beyond that
-//    drift, and at 128 rows 0.6% more (within it) and the same (notebook 03).
+//    overlapping) (one record; the record before it, tools/explore/final17,
+//    measured 3.2, 1.3, 1.8 and 1.7% less). Where rows are few it did not pay:
+//    at 16 rows it took 0.9 and 1.1% more (256 and 1024 threads), just beyond
+//    that drift, and at 128 rows it tied (0.6% more, within the drift, and the
+//    same) (notebook 03).
 //    That the hit rate is the cause of the gain is the intent, not shown: the
 //    counters show the two side by side. Under Nsight Compute, one launch each
-//    at 256 threads, __ldcg took 1.1% less time (1.6%, 0.05%, 2.5% and 0.3% in
-//    the records before): one launch each, no verdict.
+//    at 256 threads, __ldcg took 1.1% less time: one launch each, no verdict.
 //    B's loads keep the default caching (the compiler reads B through the
 //    read-only path, LDG.E.128.CONSTANT).
 //
@@ -125,7 +125,8 @@ extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, lon
     return launch<true>(A, B, C, M, K, block, variant, stream);
 }
 
-// Stage 4 with A loaded plainly, through the L1: the steps between stage 3 and stage 4.
+// Stage 4 with A loaded with the default caching (LDG.E.128.CONSTANT, through the L1): the steps
+// between stage 3 and stage 4.
 extern "C" int launch_warp_shuffle_through_l1(const float* A, const float* B, float* C, long long M,
                                               long long K, int block, int variant, cudaStream_t stream) {
     return launch<false>(A, B, C, M, K, block, variant, stream);

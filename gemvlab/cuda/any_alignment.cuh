@@ -36,13 +36,13 @@
 // Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads (each
 // with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Reading B as two
 // aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a
-// tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). Nor, for one row, was one aligned float4
-// per lane with the next taken from the neighbouring lane by a shuffle (tools/explore/round15,
-// round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
+// tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). For one row, one aligned float4 per lane
+// with the next taken from the neighbouring lane by a shuffle gave mixed results, so it is not
+// used (tools/explore/round15, round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
 // at 4096 x 4099), 1.5 to 3.9% less at 5, and tied at 3 (within the quartiles or the 0.84% drift
 // between two timings of that round's record); rows_per_warp took 1.6 to 5.5% more at 5
 // of 7 shapes and tied at 2. Nor, for one row per block, where the block's offset D from B is one
-// number, was reading B with the widest aligned loads D allows (a float4, two float2s, or a
+// number, was it faster to read B with the widest aligned loads D allows (a float4, two float2s, or a
 // float, a float2 and a float; tools/explore/round24, round24.txt, the kernels of round24/now
 // against these): 3.8% more time at 4096 x 4099, 3.4% more at 300 x 100,003, and within 0.5% at
 // 64 x 1,000,003 and the sweep's aligned shapes. Where several rows share a block, one such load of B serves every
@@ -56,12 +56,12 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
 // is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in five records
-// (in the latest 2.8, 1.6 and 2.0% less at 32, 64 and 128 threads, each beyond the quartiles and
-// the 0.79% drift between two timings in one record, and a tie at 256); with 16 rows 0.9 and
-// 1.1% more (256 and 1024 threads), beyond that drift, and with 128 rows 0.6% more or the same,
-// within it (the record before had 0.8 and 0.7% more at 16 rows, within its 0.85%; the one before
-// that 0.9 and 1.1% more, beyond its 0.55%). Not measured separately for these kernels.
+// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in this record
+// and the one before (tools/explore/final17) (in the latest 2.8, 1.6 and 2.0% less at 32, 64
+// and 128 threads, each beyond the quartiles and the 0.79% drift between two timings in one record, and a tie at 256); with 16 rows 0.9 and
+// 1.1% more (256 and 1024 threads), just beyond that drift, and with 128 rows ties (0.6% more,
+// within it, or the same); the record before (tools/explore/final17) had 0.8 and 0.7% more at 16
+// rows, within its 0.85%. Not measured separately for these kernels.
 #pragma once
 #include <cuda_runtime.h>
 

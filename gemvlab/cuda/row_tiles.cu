@@ -153,18 +153,19 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // the same 256 threads, 128 KB per SM: it took 17.5% less time there (93.5 against 113.3 us,
 // tools/explore/round24/round24.txt, a version of this kernel with the tile in dynamic shared
 // memory). Four rows per lane at 128 threads, the same 512 rows with each thread's 8 loads (at K =
-// 8) in flight at once, took 0.8 to 23.0% less time again at every K from 1 to 8
-// (tools/explore/round38/round38.txt; 3.7% at 10,000,000 x 8, 0.944 of the read ceiling against
-// 0.909; 20.8 and 23.0% at K = 1 and 2). Why it pays most at K = 1 and 2 was not measured. Elsewhere two rows per lane
+// 8) in flight at once, took 3.7 to 23.0% less time again at K = 1 to 6 and 8, and tied at 7 (0.8%,
+// within the drift of a record) (tools/explore/round38/round38.txt; 3.7% at 10,000,000 x 8, 0.944 of
+// the read ceiling against 0.909; 20.8 and 23.0% at K = 1 and 2). Why it pays most at K = 1 and 2 was not measured. Elsewhere two rows per lane
 // were slower than the rule's one (K = 16, 24, 32, 50, 63) or tied (45), with the tile larger than
 // gemvlab's 4,096 floats (round 24). So the dispatcher takes R = 4 only where four times the rows
 // still fit this tile: rows of at most 8 floats. (R = 2, the rule before, stays compiled for
 // the explorations.)
 //
 // Why U > 4, with the tile sized to its rows: where the tile is more than 4 float4s per thread
-// (K = 17 to 64 at a row stride of K; at K = 17, 128 rows are 544 float4s for 128 threads), 4
-// loads per trip leave a second trip that waits a memory latency for the first. At every K from
-// 17 to 64, one trip of U loads with the tile in shared memory sized to its rows (dynamic shared
+// (with the tile rows of round 34's time, K = 17 to 64 at a row stride of K; at K = 17, 128 rows
+// are 544 float4s for 128 threads), 4 loads per trip leave a second trip, whose loads the SASS
+// issues only after the first trip's data is stored, which waits for its loads: expected to cost
+// about a memory latency, not timed apart. At every K from 17 to 64, one trip of U loads with the tile in shared memory sized to its rows (dynamic shared
 // memory, set by the launcher) took 2.3 to 11.6% less time than two trips in the static
 // 4,096-float tile (tools/explore/round34/round34.txt; 0.798 to 0.922 of the read ceiling became
 // 0.900 to 0.965). What the sizing adds depends on the shared memory the resident blocks ask for.
@@ -173,7 +174,8 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // the one below it 196 KB (KB here: 1,024 bytes). Two trips of 4 at 128 threads keep 13 blocks
 // per SM (224 KB) and one trip of 5 keeps 12 (207 KB, registers-bound): only the largest carveout
 // holds them, leaving the smallest L1. One trip of 6 to 8 keeps 10 or 9 (173 KB or less). Timed
-// with the static tile, one trip took 0.5 to 1.8% more time than two at K = 17 to 20 and 1.2 to
+// with the static tile, one trip took 0.5 to 1.8% more time than two at K = 17 to 20 (the low end
+// within the drift of a record, about 0.8%) and 1.2 to
 // 6.6% less at K = 33 to 40 (both U = 5, where the sized tile is 52 to 63% of the static one and
 // took 3.0 to 10.1% less time than it); at U = 6 to 8 one trip in the static tile took 0.9% less to
 // 2.1% more time than in the sized tile (the same size as the static one at K = 32 and 64). The
@@ -184,20 +186,21 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // L1 (__ldcg) but still pass through it on their way to registers, and a smaller L1 holds fewer of
 // them in flight. Not measured: the carveout the driver picked was not read back, and one case
 // goes the other way (at K = 9 and 10, below, the sized tile, which leaves more L1, took more
-// time). At K <= 16 the tile is one trip of 4 already; there the sized tile tied at 7 of 9 K and
-// took 2.1 and 1.3% more time at K = 9 and 10, so those keep the static tile (U = 4 compiles to the
-// same code as before U existed).
+// time). At K = 9 to 16 (and K <= 4) the tile is one trip of 4 already; at K = 8 to 16 (round 34,
+// 256 rows of 256 threads then at K = 9 to 16) the sized tile tied at 7 of 9 K and took 2.1 and 1.3%
+// more time at K = 9 and 10, so those keep the static tile (U = 4 compiles to the same code as
+// before U existed). At K = 5 to 8 the rule's 4 rows per thread take K loads, in the sized tile.
 //
 // Why one lane per row up to K = 48, with up to U = 12 loads: at K = 33 to 48 a block of 64
-// threads with one lane per row (64 rows, ceil(K / 4) loads per thread) took 3.2 to 5.4% less time
-// than 128 threads with two lanes per row (the same 64 rows, 5 or 6 loads each) at 7 shapes from K
+// threads with one lane per row (64 rows, ceil(K / 4) loads per thread) took 2.2 to 5.4% less time
+// than 128 threads with two lanes per row (the same 64 rows, 5 or 6 loads each) at 8 shapes from K
 // = 33 to 47, and tied at 48 (tools/explore/round38/round38.txt: 0.946 to 0.959 of the read ceiling
 // against 0.901 to 0.928). It costs registers (64 at U = 9 and 10, 79 at U = 12: 16 to 12 blocks of
 // 64 threads per SM, against 12 of 128 at U = 5) and reads the tile in fewer passes: counted from
 // the indexing (tools/explore/round38/bank_passes.txt), one lane per row takes 1.00 pass per read
 // at odd K and 1.65 to 1.91 at even K (rows wrapping at different columns), two lanes per row 1.94
-// to 2.40. Which of these matters was not measured; the gain is not larger at odd K (5.1 and 5.4%
-// at K = 33, 2.2% at 45; 4.0% at 36, 0.4% at 48). Above K = 48 one lane would take 13 to 16 loads:
+// to 2.40. Which of these matters was not measured; the gain is not consistently larger at odd K
+// (5.1 and 5.4% at K = 33, 2.2% at 45; 4.0% at 36, 0.4% at 48). Above K = 48 one lane would take 13 to 16 loads:
 // not tried.
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,

@@ -27,7 +27,7 @@
 // as many bytes as A: at 3 x 50,000,001, one row per block read 1188 MB from the L2 into the
 // SMs, two rows 977 MB and four rows 819 MB, for 800 MB of A and B
 // (tools/explore/round15/counters.txt). With many rows per SM, B mostly hits in the L1 (at the
-// headline shape 43% of all L1 sectors hit, notebook 03, and A's, about half of them, never do).
+// headline shape 43% of all L1 sectors hit, notebook 04's counters for this kernel, and A's, about half of them, never do).
 // The dispatcher takes several rows per block where it splits fewer than 128 rows and B is more
 // than a quarter of the L2: 2 rows aligned like B, 4 rows otherwise, 1 load per row per trip
 // (the measurements are beside SHARE_B_ROWS in gemvlab/dispatch.py).

@@ -6,7 +6,7 @@
 // block's shared memory (compute-sanitizer, notebook 02, reports thread t writing at 0x400 +
 // 4 t for the threads in its excerpt: the array starts after the 1 KiB the system reserves per
 // block on sm_90, so by that address every thread from t = 256 on writes past the array's end;
-// which threads it reports first varies from run to run). What such a write does depends on where it lands; in the demo's run the
+// one run's report is printed). What such a write does depends on where it lands; in the demo's run the
 // kernel faulted (notebook 02 shows the error, and compute-sanitizer's first reports of
 // out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
 #include <cuda_runtime.h>
