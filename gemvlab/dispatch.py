@@ -87,8 +87,8 @@ TILE_MAX_K = 64
 #: * 512 rows for 128 threads, 1 lane and 4 rows per thread (rows of at most 8 floats; K loads per
 #:   thread, at least 4). cuda/row_tiles.cu says why several rows per thread: at 10,000,000 x 8, 2
 #:   rows per thread at 256 threads took 17.5% less time than 1 (tools/explore/round24). 4 rows at
-#:   128 threads took 3.7 to 23.0% less time than that at K = 1 to 6 and 8 and tied at 7 (0.8%,
-#:   within the drift of a record) (tools/explore/round38/round38.txt; 10,000,000 x 8: 0.944 of the
+#:   128 threads took 3.7 to 23.0% less time than that at K = 1 to 6 and 8 and 0.8% at 7, about
+#:   the 0.79 to 0.85% drift between two timings of a record: not counted as a gain (tools/explore/round38/round38.txt; 10,000,000 x 8: 0.944 of the
 #:   read ceiling against 0.909);
 #: * 256 rows for 256 threads, then 128 for 128, one lane per row (K <= 16, K <= 32);
 #: * 64 rows for 64 threads, one lane per row, ceil(K / 4) loads each (K = 33 to 48): against 64

@@ -325,7 +325,7 @@ _ = plots.plot_block_sweep(ctx.recorded, "warp_shuffle")
 # difference in this run, which the SASS count does not explain; at 1024 (1.989 against 1.999), beyond
 # the ranges but within the drift: a tie; and at 64 (1.919 against 1.925) the ranges overlap: a tie. The
 # ± ranges are symmetric and the quartiles need not be (the steps table above prints them), so an
-# overlap of ranges is a looser test than an overlap of quartiles. The model (below;
+# overlap of ranges is a different test from an overlap of quartiles (either can be the stricter). The model (below;
 # one fitted input, notebook 01's L1 line rate, which adds 8 ns of L1 time to the 330-ns memory latency
 # in each round here; shown after the sweep) gives more time for 4 loads at 512 threads (1.867 against
 # 1.841 ms), from a sixth wave that is 17% full and keeps too few bytes in flight to read at the ceiling
@@ -384,6 +384,6 @@ nb.look_back(ctx, upto=4)
 #
 # Take `STAGE4_STEP` apart yourself: `lab.gemv(A, B, lab.kernels.STAGE4_STEP, 256, 2)` runs stage 4 with A
 # through the L1. Check with `nb.sass_lines(lab.kernels.STAGE4_STEP, 2)` that its loads of A are `LDG.E.128.CONSTANT` (the default caching), time
-# both at block 64 with `gemvlab.bench.time_round_robin`, and decide with the quartiles whether the
-# difference is a tie. Then predict, with `nb.occupancy_table("warp_shuffle", 8)` and the model, what
+# both at block 64 with `gemvlab.bench.time_round_robin`, and decide with the quartiles and the drift
+# whether the difference is a tie. Then predict, with `nb.occupancy_table("warp_shuffle", 8)` and the model, what
 # LOADS = 8 does at 1024 threads, and check the sweep above.

@@ -193,10 +193,12 @@ nb.show_source("rows_per_warp")
 # exploration behind this (round 34, the file's comment has the numbers, not re-run here), one trip with
 # the sized tile took 2.3 to 11.6% less time than two trips in the static tile at every K from 17 to 64.
 # Neither change alone did that everywhere: with the static tile, one trip took 0.5 to 1.8% more time than
-# two at K = 17 to 20; and the sized tile made to ask for the largest carveout (the smallest L1) took 2.5
-# to 10.4% more time than the static tile at 6 to 8 loads per thread, whose static tiles do not need that
-# carveout, and from 0.2% less to 1.2% more at 5, whose static tiles (12 blocks per SM) need it anyway; the
-# blocks per SM were the same. That a smaller L1 holds fewer loads in flight is the reading, not measured.
+# two at K = 17 to 20 (the low end within the drift); one trip in the sized tile against one trip in the
+# static tile took 3.0 to 10.1% less time at 5 loads per thread and from 0.9% less to 2.1% more at 6 to
+# 8. The sized tile made to ask for the largest carveout (the smallest L1) took 2.5 to 10.4% more time
+# than the static tile at 6 to 8 loads per thread, whose static tiles do not need that carveout, and
+# from 0.2% less to 1.2% more (ties at the low end) at 5, whose static tiles (12 blocks per SM) need it
+# anyway; the blocks per SM were the same. That a smaller L1 holds fewer loads in flight is the reading, not measured.
 # The build report below shows the one-trip variants issuing all their loads before the first use, with
 # 256 bytes of static shared memory.
 #
@@ -205,9 +207,10 @@ nb.show_source("rows_per_warp")
 # K <= 8 each thread four rows (512 rows for 128 threads) rather than two (for 256 threads). In the
 # exploration that timed the rule against the plans it made before, in one run (round 38, the file's
 # comment and the comment on `TILE_ROWS` in `dispatch.py`, not re-run here), that took 2.2 to 5.4% less
-# time at K = 33 to 47 (a tie at 48) and 3.7 to 23.0% less at K = 1 to 6 and 8 (a tie at 7). Why was not separated: one lane
-# per row costs registers and reads the tile in fewer shared-memory passes (counted from the indexing), and
-# four rows per thread put all of a thread's loads in flight at once.
+# time at K = 33 to 47 (a tie at 48) and 3.7 to 23.0% less at K = 1 to 6 and 8 (0.8% at 7, about the drift: not counted). Why
+# was not separated: one lane per row costs registers and reads the tile in fewer shared-memory passes
+# (counted from the indexing), and four rows per thread at 128 threads issue K loads per thread in one
+# trip (8 at K = 8), where two rows at 256 threads issued 4.
 # `gemvlab/cuda/row_tiles.cu`:
 
 # %%
@@ -362,8 +365,8 @@ nb.overhead_table(ctx.recorded)
 # call from Python meets the GPU. So the start event may fire before the launch reaches the GPU (expected,
 # not measured), in which case even the *launch alone* column includes the launch's way from Python to the
 # GPU. It is about 1.7 and 5.0 times the same kernel's time in the explorer table (33.5 us against 0.0192
-# ms at 4096 × 4096, 25.9 us against 0.0052 ms at 1024 × 1024), where each launch is queued behind an L2 flush that keeps
-# the GPU busy meanwhile. Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
+# ms at 4096 × 4096, 25.9 us against 0.0052 ms at 1024 × 1024), where each launch is queued behind an L2 flush (expected to
+# keep the GPU busy meanwhile; not measured). Whether the excess is a fixed cost is not shown (an idle GPU's clocks, the L2's
 # state without a flush, and the launch path are candidates). In this run's medians a whole gemv call took
 # 3.5 us less than a whole torch.matmul call at 4096 × 4096 and 0.1 us less at 1024 × 1024; these are
 # unpaired medians, so this run does not show a difference either way.

@@ -56,7 +56,7 @@
 //
 // A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
 // is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32 and 128 threads in this record
+// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32, 64 and 128 threads in this record
 // and the one before (tools/explore/final17) (in the latest 2.8, 1.6 and 2.0% less at 32, 64
 // and 128 threads, each beyond the quartiles and the 0.79% drift between two timings in one record, and a tie at 256); with 16 rows 0.9 and
 // 1.1% more (256 and 1024 threads), just beyond that drift, and with 128 rows ties (0.6% more,

@@ -153,8 +153,8 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // the same 256 threads, 128 KB per SM: it took 17.5% less time there (93.5 against 113.3 us,
 // tools/explore/round24/round24.txt, a version of this kernel with the tile in dynamic shared
 // memory). Four rows per lane at 128 threads, the same 512 rows with each thread's 8 loads (at K =
-// 8) in flight at once, took 3.7 to 23.0% less time again at K = 1 to 6 and 8, and tied at 7 (0.8%,
-// within the drift of a record) (tools/explore/round38/round38.txt; 3.7% at 10,000,000 x 8, 0.944 of
+// 8) in flight at once, took 3.7 to 23.0% less time again at K = 1 to 6 and 8, and 0.8% at 7,
+// about the 0.79 to 0.85% drift between two timings of a record: not counted as a gain (tools/explore/round38/round38.txt; 3.7% at 10,000,000 x 8, 0.944 of
 // the read ceiling against 0.909; 20.8 and 23.0% at K = 1 and 2). Why it pays most at K = 1 and 2 was not measured. Elsewhere two rows per lane
 // were slower than the rule's one (K = 16, 24, 32, 50, 63) or tied (45), with the tile larger than
 // gemvlab's 4,096 floats (round 24). So the dispatcher takes R = 4 only where four times the rows
@@ -199,8 +199,9 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
 // 64 threads per SM, against 12 of 128 at U = 5) and reads the tile in fewer passes: counted from
 // the indexing (tools/explore/round38/bank_passes.txt), one lane per row takes 1.00 pass per read
 // at odd K and 1.65 to 1.91 at even K (rows wrapping at different columns), two lanes per row 1.94
-// to 2.40. Which of these matters was not measured; the gain is not consistently larger at odd K
-// (5.1 and 5.4% at K = 33, 2.2% at 45; 4.0% at 36, 0.4% at 48). Above K = 48 one lane would take 13 to 16 loads:
+// to 2.40 at K = 33 to 47 and 1.67 at 48 (where one lane takes 1.65, and the two tied). Which of
+// these matters was not measured; the gain is not consistently larger at odd K (5.1 and 5.4% at two
+// shapes with K = 33, 5.1% at 39, 2.2% at 45; 4.0% at 36, 3.2% at 42). Above K = 48 one lane would take 13 to 16 loads:
 // not tried.
 template <int G, int R, int U>
 __global__ void gemv_row_tiles(const float* __restrict__ A, long long lda, const float* __restrict__ B,

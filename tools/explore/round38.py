@@ -12,7 +12,7 @@ M = 90,000,000 / K unless named. Every plan is checked against float64 and timed
 the rule, torch.matmul and the read ceiling (round 7's timing).
 
 What it found (round38/round38.txt): the new rule took less time than the plans of the rule before at
-every changed shape but K = 7 (0.8%, within the drift of a record: a tie): 3.7 to 23.0% at K = 1 to 6
+every changed shape but K = 7 (0.8%, about the drift between two timings of a record: not counted): 3.7 to 23.0% at K = 1 to 6
 and 8 (10,000,000 x 8: 89.6 against 93.0 us, 0.944 of the
 read ceiling against 0.909), 2.2 to 5.4% at K = 33 to 47, 0.4% at K = 48 (quartiles overlapping: a
 tie), 1.7% at 123,457 x 777 (rows_per_warp at 64 threads); ties at 262,144 x 1024, 2,097,152 x 128,
