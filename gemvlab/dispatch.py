@@ -445,6 +445,7 @@ def variants_in_use() -> dict:
                 (1, LOADS, (0, 1)), (SHARE_B_ROWS, SHARE_B_LOADS, (1,)),
                 (SHARE_B_ROWS_SHUFFLED, SHARE_B_LOADS_SHUFFLED, (0,))) for b in bs),
             "rows_per_warp": tuple(2 * g + b for g in (4, 8, 16, 32) for b in (0, 1)),
+            # each tile entry at 4 loads up to what a full 4,096-float tile takes at its block size
             "row_tiles": tuple(sorted({row_tiles_variant(g, r, u) for _, block, g, r in TILE_ROWS
                                        for u in range(TILE_LOADS, min(TILE_MAX_LOADS, tile_loads(TILE_FLOATS, 1, block)) + 1)}))}
 
