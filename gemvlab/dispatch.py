@@ -382,7 +382,7 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
         grid = -(-M // rows)
         occ_kernel, chunk, splits, rows_per_block = ROW_TILES, 0, 1, 1
         if loads > TILE_LOADS:  # the tile in shared memory sized to its rows (row stride taken as K here)
-            dynamic = 16 * -(-(rows * K + 4) // 4)
+            dynamic = 16 * -(-(tile_floats(rows, K, K) + 4) // 4)
     else:
         loads = 2 if loads is None else loads
         variant = split_k_variant(rows_per_block, loads, b_vec)
@@ -396,17 +396,22 @@ def make_plan(M: int, K: int, kernel: str, device: Device, b_vec: bool, block: i
                 loads, b_vec, r.waves, r.last_wave_fill, tuple(reasons))
 
 
+def tile_floats(rows: int, K: int, lda: int) -> int:
+    """The floats of the one stretch row_tiles loads for `rows` consecutive rows of K floats,
+    `lda` apart: from the first row's first float to the last row's last."""
+    return (rows - 1) * lda + K
+
+
 def tile_loads(rows: int, K: int, block: int, lda: int | None = None) -> int:
     """row_tiles' float4 loads per thread per trip: 4 (the static tile), or as many as load a tile
     of `rows` rows (K floats each, `lda` apart) in one trip of `block` threads."""
-    floats = (rows - 1) * (K if lda is None else lda) + K
-    return max(TILE_LOADS, -(-floats // (4 * block)))
+    return max(TILE_LOADS, -(-tile_floats(rows, K, K if lda is None else lda) // (4 * block)))
 
 
 def tile_fits(rows: int, K: int, lda: int) -> bool:
-    """Whether `rows` consecutive rows, as the one stretch row_tiles loads (from the first row's
-    first float to the last row's last), fit its tile (which has 4 floats more, for alignment)."""
-    return (rows - 1) * lda + K <= TILE_FLOATS
+    """Whether `rows` consecutive rows, as the one stretch row_tiles loads (tile_floats), fit its
+    tile (which has 4 floats more, for alignment)."""
+    return tile_floats(rows, K, lda) <= TILE_FLOATS
 
 
 def _nearest_pow2(x: float) -> int:
@@ -479,7 +484,7 @@ def choose(M: int, K: int, lda: int, a_mod16: int, b_mod16: int, device: Device)
         rows, block, G, R = tile
         loads = tile_loads(rows, K, block, lda)
         why = [f"K = {K:,} <= {TILE_MAX_K}: rows so short that a block loads {rows} of them as one stretch of "
-               f"A (a tile of {(rows - 1) * lda + K:,} floats in shared memory), then {G} lane"
+               f"A (a tile of {tile_floats(rows, K, lda):,} floats in shared memory), then {G} lane"
                f"{'s' if G > 1 else ''} per row add{'' if G > 1 else 's'} it up"
                + (f", {R} rows per {'group of lanes' if G > 1 else 'thread'}" if R > 1 else "")
                + "; A is more than one trip of the resident threads"]

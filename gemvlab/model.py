@@ -83,7 +83,7 @@ def loads_written(stage, variant: int | None = None) -> int | None:
     st = get_stage(stage)
     v = st.default_variant if variant is None else variant
     if st.name == "row_tiles":
-        return row_tiles_template(v)[2]  # U: 4, or 5 to 8 in one trip
+        return row_tiles_template(v)[2]  # U: 4, or 5 to 12 in one trip
     return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
             "read_ceiling": 2, "split_k": _split_k_loads(v), "rows_per_warp": 4}.get(st.name)
 
