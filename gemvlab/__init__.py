@@ -7,30 +7,34 @@
     C = lab.gemv(A, B, "warp_shuffle", 256)  # one stage's kernel, as the notebooks teach it
     print(lab.explain(A, B))                 # which kernel gemv(A, B) runs, its launch, and why
     doc = lab.results.load()                 # the recorded H200 run, on any machine
+
+The package, by role: api (gemv, explain), checks (the one input validator), native (building
+.cu files and calling them), gpu (limits and occupancy), stages (the five teaching kernels),
+dispatch (the rule and its kernels), measure (timing, accuracy, the read ceiling, the model),
+results (the schema, the record, tables), workbook (what the notebooks call), cli.
 """
 
 __version__ = "0.1.0"
 
 from . import checks, results
+from .api import explain, gemv
 from .checks import GemvInputError
-from .kernels import READ_CEILING, STAGES, build_all, build_stage, gemv, get_stage, pad_k, resources
+from .kernels import build_all, build_stage, get_stage, resources
+from .measure.ceiling import READ_CEILING
+from .stages import STAGES
+from .stages.launch import pad_k
 
-
-class Explanation(str):
-    """Text that shows as itself in a notebook cell (not as a quoted string)."""
-
-    def __repr__(self) -> str:
-        return str(self)
-
-
-def explain(A, B) -> Explanation:
-    """Which kernel gemv(A, B) runs, its launch, and why (works on CPU tensors too)."""
-    from .dispatch import explain as _explain
-
-    return Explanation(_explain(A, B))
-
-
-from . import ops  # noqa: E402,F401 - registers torch.ops.gemvlab.gemv (torch.compile, CUDA graphs)
-
-__all__ = ["STAGES", "READ_CEILING", "GemvInputError", "build_all", "build_stage", "checks", "explain",
-           "gemv", "get_stage", "pad_k", "resources", "results"]
+__all__ = [
+           "READ_CEILING",
+           "STAGES",
+           "GemvInputError",
+           "build_all",
+           "build_stage",
+           "checks",
+           "explain",
+           "gemv",
+           "get_stage",
+           "pad_k",
+           "resources",
+           "results",
+]

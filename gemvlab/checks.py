@@ -1,11 +1,11 @@
-"""Input checks that run before every launch.
+"""The one input validator: every launch in gemvlab runs these checks first, in Python.
 
-A CUDA kernel trusts the pointers and sizes it is given. Handed a CPU pointer, a misaligned
-float4 address or a wrong length, it reads the wrong memory; the error, if any, arrives later,
-at an unrelated call, and leaves the CUDA context unusable ("sticky"). So every launch in
-gemvlab first runs these checks, in Python, and each failure raises a GemvInputError whose
-message says what is wrong and how to fix it. None of them needs a GPU, so all are unit
-tested on the CPU.
+A CUDA kernel trusts the pointers and sizes it is given. Handed a CPU pointer, a misaligned float4
+address or a wrong length, it reads the wrong memory; the error, if any, arrives later, at an
+unrelated call, and leaves the CUDA context unusable ("sticky"). So each failure here raises a
+GemvInputError whose message says what is wrong and how to fix it, before any kernel runs. The
+stage path and the dispatcher call the same functions, so the same mistake reads the same way on
+both. None of them needs a GPU, so all are unit tested on the CPU.
 """
 
 from __future__ import annotations
@@ -24,11 +24,21 @@ def _describe(t: torch.Tensor) -> str:
     return f"shape {tuple(t.shape)}, {t.dtype}, on {t.device}"
 
 
-def check_tensors(A, B, require_cuda: bool = True) -> tuple[int, int]:
-    """Type, dtype, shape, device and layout checks shared by every stage. Returns (M, K).
+def not_on_gpu_message(name: str, device) -> str:
+    return (f"{name} is on the {device.type.upper()}. The kernels read the addresses they are given as "
+            f"GPU addresses; an ordinary CPU tensor's memory is not one unless the driver maps host memory "
+            f"for the GPU (HMM or ATS, on some Linux systems), so a kernel handed {name}.data_ptr() usually "
+            f"fails later with 'an illegal memory access was encountered' (notebook 01 shows it). Move it "
+            f"first: {name} = {name}.cuda() (or create it with device='cuda')")
 
-    `require_cuda=False` skips only the "on a GPU" check, so the others can be unit tested
-    with CPU (or meta) tensors on a machine without a GPU.
+
+def operands(A, B, *, any_row_stride: bool, require_cuda: bool = True) -> tuple[int, int, int]:
+    """Check A (M, K) and B (K,) or (K, 1) for a launch; returns (M, K, lda), lda the floats from
+    one row of A to the next.
+
+    `any_row_stride`: the dispatcher takes any row stride and first address (rows of adjacent
+    floats) and copies a strided B; the stages need A and B contiguous. `require_cuda=False`
+    skips only the "on a GPU" check, so the rest can be tested with CPU or meta tensors.
     """
     for name, t in (("A", A), ("B", B)):
         if not isinstance(t, torch.Tensor):
@@ -36,13 +46,13 @@ def check_tensors(A, B, require_cuda: bool = True) -> tuple[int, int]:
                                  f"pass torch.as_tensor({name}, dtype=torch.float32, device='cuda')")
     for name, t in (("A", A), ("B", B)):
         if t.dtype != torch.float32:
-            raise GemvInputError(f"{name} is {t.dtype}; the kernels read float32. Convert it: {name} = {name}.float()")
+            raise GemvInputError(f"{name} is {t.dtype}; gemvlab's kernels read float32. "
+                                 f"Convert it: {name} = {name}.float()")
     if A.dim() != 2:
-        raise GemvInputError(f"A must be a 2-D matrix (M, K); got {A.dim()}-D {_describe(A)}")
+        raise GemvInputError(f"A must be a 2-D matrix (M, K); got {A.dim()}-D, {_describe(A)}")
     M, K = A.shape
-    if not (tuple(B.shape) == (K,) or tuple(B.shape) == (K, 1)):
-        raise GemvInputError(f"B must have shape ({K},) or ({K}, 1) to match A's K = {K}; "
-                             f"got {tuple(B.shape)}")
+    if tuple(B.shape) not in ((K,), (K, 1)):
+        raise GemvInputError(f"B must have shape ({K},) or ({K}, 1) to match A's K = {K}; got {tuple(B.shape)}")
     if A.device != B.device:
         raise GemvInputError(f"A is on {A.device} and B on {B.device}; a kernel runs on one GPU and reads "
                              f"both from its memory. Put both on the same GPU: A, B = A.cuda(), B.cuda()")
@@ -50,20 +60,22 @@ def check_tensors(A, B, require_cuda: bool = True) -> tuple[int, int]:
         for name, t in (("A", A), ("B", B)):
             if t.device.type != "cuda":
                 raise GemvInputError(not_on_gpu_message(name, t.device))
-    for name, t in (("A", A), ("B", B)):
-        if not t.is_contiguous():
+    if K > 1 and M > 1 and A.stride(1) != 1:
+        raise GemvInputError(
+            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
+            f"the kernels read each row as adjacent floats. Pass A.contiguous() (a copy)")
+    lda = A.stride(0) if M > 1 else K
+    if not any_row_stride:
+        if M > 1 and K and lda != K:
             raise GemvInputError(
-                f"{name} is not contiguous (strides {t.stride()} for shape {tuple(t.shape)}, e.g. a transpose "
-                f"or a column slice); the kernels walk rows of K neighbouring floats. Pass {name}.contiguous()")
-    return M, K
-
-
-def not_on_gpu_message(name: str, device) -> str:
-    return (f"{name} is on the {device.type.upper()}. The kernels read the addresses they are given as "
-            f"GPU addresses; an ordinary CPU tensor's memory is not one unless the driver maps host memory "
-            f"for the GPU (HMM or ATS, on some Linux systems), so a kernel handed {name}.data_ptr() usually "
-            f"fails later with 'an illegal memory access was encountered' (notebook 01 shows it). Move it "
-            f"first: {name} = {name}.cuda() (or create it with device='cuda')")
+                f"A's rows are {lda} floats apart, not K = {K} (a column slice such as A[:, :{K}]): A is "
+                f"not contiguous, and the stages read A as M * K adjacent floats. Pass A.contiguous(), or "
+                f"call gemvlab.gemv(A, B) without a stage: the dispatcher takes any row stride")
+        if K > 1 and B.stride(0) != 1:
+            raise GemvInputError(
+                f"B is not contiguous (stride {B.stride(0)}); the stages read B as K adjacent floats. Pass "
+                f"B.contiguous(), or call gemvlab.gemv(A, B) without a stage: the dispatcher copies a strided B")
+    return M, K, lda
 
 
 def check_alignment(A, B, K: int) -> None:

@@ -66,7 +66,7 @@ def lab(tmp_path_factory):
     (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), PYTHONUNBUFFERED="1")
-    log = open(tmp_path_factory.mktemp("log") / "lab.log", "w")
+    log = open(tmp_path_factory.mktemp("log") / "lab.log", "w")  # noqa: SIM115 - open while the server runs
     proc = subprocess.Popen(
         [sys.executable, "-m", "gemvlab", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", "--ServerApp.disable_check_xsrf=True", str(work)],

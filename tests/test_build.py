@@ -3,7 +3,8 @@
 import pytest
 
 import gemvlab as lab
-from gemvlab import build, toolchain
+from gemvlab.native import build, report, sass, toolchain
+from gemvlab.native import kernel as native_kernel
 
 HAVE_DISASSEMBLER = toolchain.find_tool("cuobjdump") is not None
 needs_sass = pytest.mark.skipif(not HAVE_DISASSEMBLER, reason="no cuobjdump: neither the CUDA toolkit's nor triton's")
@@ -18,7 +19,7 @@ def test_every_stage_builds_with_a_resource_report(built):
     for st in lab.STAGES:
         b = built[st.name]
         assert b.path.exists()
-        variants = st.variants if st.variant_name else (None,)
+        variants = st.variants if st.template else (None,)
         for v in variants:
             r = b.resources[st.kernel_name(v)]
             assert 8 <= r.registers <= 255
@@ -27,8 +28,8 @@ def test_every_stage_builds_with_a_resource_report(built):
 
 
 def test_launchers_are_exported(built):
-    for st in lab.STAGES:
-        assert built[st.name].function(st.launcher) is not None
+    for k in lab.kernels.ALL_KERNELS:
+        assert k.function() is not None, k.name
 
 
 def test_registers_grow_with_rows_and_spill_past_the_limit(built):
@@ -64,7 +65,7 @@ def test_sass_load_widths(built):
 def test_a_cached_build_loads_fast(built):
     import time
 
-    lab.kernels._built.clear()
+    native_kernel._builds.clear()
     t = time.perf_counter()
     again = lab.build_stage("multirow")
     assert again.cached and time.perf_counter() - t < 1.0
@@ -78,9 +79,9 @@ def test_a_broken_kernel_reports_the_compiler_error(tmp_path, monkeypatch):
 
 
 def test_demangle():
-    assert build.demangle("_Z10gemv_naivePKfS0_Pfxx") == "gemv_naive"
-    assert build.demangle("_Z13gemv_multirowILi16EEvPKfS1_Pfxx") == "gemv_multirow<16>"
-    assert build.demangle("plain") == "plain"
+    assert report.demangle("_Z10gemv_naivePKfS0_Pfxx") == "gemv_naive"
+    assert report.demangle("_Z13gemv_multirowILi16EEvPKfS1_Pfxx") == "gemv_multirow<16>"
+    assert report.demangle("plain") == "plain"
 
 
 def test_parse_ptxas():
@@ -89,7 +90,7 @@ ptxas info    : Function properties for _Z17gemv_warp_shuffleILi4EEvPKfS1_Pfx
     8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads
 ptxas info    : Used 40 registers, used 1 barriers, 128 bytes smem, 380 bytes cmem[0]
 """
-    r = build.parse_ptxas(text)["gemv_warp_shuffle<4>"]
+    r = report.parse_ptxas(text)["gemv_warp_shuffle<4>"]
     assert (r.registers, r.shared_bytes, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes) == (40, 128, 8, 12, 16)
     assert r.spills
 
@@ -104,7 +105,7 @@ def test_parse_sass_counts_load_widths():
         /*0090*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
         /*00a0*/                   STL [R1], R4 ;
 """
-    s = build.parse_sass(text)["gemv_naive"]
+    s = sass.parse_sass(text)["gemv_naive"]
     assert s.global_loads == {128: 2, 32: 1, 64: 1}
     assert (s.shuffles, s.barriers, s.local_stores) == (1, 1, 1)
 

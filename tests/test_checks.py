@@ -5,7 +5,12 @@ import torch
 
 import gemvlab as lab
 from gemvlab import checks
-from gemvlab.kernels import check_inputs
+from gemvlab.stages.launch import check_inputs
+
+
+def operands(A, B, require_cuda=False):
+    """The stage path's view of the one validator: (M, K)."""
+    return checks.operands(A, B, any_row_stride=False, require_cuda=require_cuda)[:2]
 
 
 def tensors(M=8, K=16):
@@ -20,43 +25,43 @@ def test_cpu_tensors_are_refused_with_the_fix():
 
 def test_not_tensors():
     with pytest.raises(lab.GemvInputError, match="not a torch.Tensor"):
-        checks.check_tensors([[1.0]], torch.rand(1), require_cuda=False)
+        operands([[1.0]], torch.rand(1), require_cuda=False)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.int32])
 def test_other_dtypes(dtype):
     A, B = tensors()
     with pytest.raises(lab.GemvInputError, match=r"float32.*A = A\.float\(\)"):
-        checks.check_tensors(A.to(dtype), B, require_cuda=False)
+        operands(A.to(dtype), B, require_cuda=False)
 
 
 def test_shapes():
     A, B = tensors(8, 16)
     with pytest.raises(lab.GemvInputError, match="2-D"):
-        checks.check_tensors(A.view(-1), B, require_cuda=False)
+        operands(A.view(-1), B, require_cuda=False)
     for bad in (torch.rand(15), torch.rand(16, 2), torch.rand(1, 16), torch.rand(16, 1, 1)):
         with pytest.raises(lab.GemvInputError, match=r"B must have shape \(16,\) or \(16, 1\)"):
-            checks.check_tensors(A, bad, require_cuda=False)
-    assert checks.check_tensors(A, torch.rand(16), require_cuda=False) == (8, 16)
-    assert checks.check_tensors(A, B, require_cuda=False) == (8, 16)
+            operands(A, bad, require_cuda=False)
+    assert operands(A, torch.rand(16), require_cuda=False) == (8, 16)
+    assert operands(A, B, require_cuda=False) == (8, 16)
 
 
 def test_different_devices():
     A = torch.rand(8, 16)
     B = torch.empty(16, device="meta")
     with pytest.raises(lab.GemvInputError, match="same GPU"):
-        checks.check_tensors(A, B, require_cuda=False)
+        operands(A, B, require_cuda=False)
 
 
 def test_non_contiguous():
     A = torch.rand(16, 8).t()
     with pytest.raises(lab.GemvInputError, match=r"not contiguous.*A\.contiguous\(\)"):
-        checks.check_tensors(A, torch.rand(16), require_cuda=False)
+        operands(A, torch.rand(16), require_cuda=False)
     with pytest.raises(lab.GemvInputError, match="not contiguous"):
-        checks.check_tensors(torch.rand(8, 17)[:, 1:], torch.rand(16), require_cuda=False)
+        operands(torch.rand(8, 17)[:, 1:], torch.rand(16), require_cuda=False)
     B = torch.rand(32)[::2]
     with pytest.raises(lab.GemvInputError, match=r"B\.contiguous\(\)"):
-        checks.check_tensors(torch.rand(8, 16), B, require_cuda=False)
+        operands(torch.rand(8, 16), B, require_cuda=False)
 
 
 def test_misaligned_pointers():
@@ -77,7 +82,7 @@ def test_k_not_multiple_of_4():
     A, B = tensors(8, 18)
     for stage in ("vectorized", "warp_shuffle", "multirow"):
         with pytest.raises(lab.GemvInputError, match=r"K = 18 is not a multiple of 4.*pad_k"):
-            check_inputs(A, B, stage, 256, lab.get_stage(stage).default_variant, require_cuda=False)
+            check_inputs(A, B, stage, 256, lab.get_stage(stage).default, require_cuda=False)
     for stage in ("naive", "coalesced"):
         assert check_inputs(A, B, stage, 256, 0, require_cuda=False) == (8, 18)
 
@@ -97,7 +102,7 @@ def test_pad_k_keeps_the_product():
 def test_block_rules(block, stage, msg):
     A, B = tensors()
     with pytest.raises(lab.GemvInputError, match=msg):
-        check_inputs(A, B, stage, block, lab.get_stage(stage).default_variant, require_cuda=False)
+        check_inputs(A, B, stage, block, lab.get_stage(stage).default, require_cuda=False)
 
 
 def test_block_rules_accept():
@@ -116,8 +121,8 @@ def test_variants():
 
 
 def test_register_limit_is_checked_before_launch():
-    from gemvlab.kernels import check_fits
-    from gemvlab.occupancy import HOPPER
+    from gemvlab.gpu.occupancy import HOPPER
+    from gemvlab.stages.launch import check_fits
 
     st = lab.get_stage("multirow")
     with pytest.raises(lab.GemvInputError, match=r"registers.*too many resources.*block <= \d+"):
@@ -154,3 +159,37 @@ def test_unknown_stage():
     with pytest.raises(lab.GemvInputError, match="no stage"):
         lab.get_stage("fastest")
     assert lab.get_stage(4).name == "warp_shuffle" and lab.get_stage("multirow").number == 5
+
+
+MISTAKES = {
+    "not a tensor": lambda: ([[1.0]], torch.rand(1)),
+    "float64": lambda: (torch.rand(8, 16, dtype=torch.float64), torch.rand(16)),
+    "1-D A": lambda: (torch.rand(16), torch.rand(16)),
+    "B too short": lambda: (torch.rand(8, 16), torch.rand(15)),
+    "two devices": lambda: (torch.rand(8, 16), torch.empty(16, device="meta")),
+    "a transpose": lambda: (torch.rand(16, 8).t(), torch.rand(16)),
+}
+
+
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_the_stage_path_and_the_dispatcher_say_the_same_for_the_same_mistake(mistake):
+    from gemvlab.dispatch import plan_for
+
+    messages = []
+    for check in (lambda A, B: check_inputs(A, B, "coalesced", 256, 0, require_cuda=False), plan_for):
+        with pytest.raises(lab.GemvInputError) as e:
+            check(*MISTAKES[mistake]())
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_only_the_dispatcher_takes_row_strides_and_strided_b():
+    from gemvlab.dispatch import plan_for
+
+    A, B = torch.rand(8, 20)[:, :16], torch.rand(32)[::2]
+    with pytest.raises(lab.GemvInputError, match=r"rows are 20 floats apart.*without a stage"):
+        check_inputs(A, torch.rand(16), "coalesced", 256, 0, require_cuda=False)
+    with pytest.raises(lab.GemvInputError, match=r"B is not contiguous.*without a stage"):
+        check_inputs(torch.rand(8, 16), B, "coalesced", 256, 0, require_cuda=False)
+    plan, lda = plan_for(A, B)
+    assert (plan.M, plan.K, lda) == (8, 16, 20)

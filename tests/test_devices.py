@@ -5,8 +5,10 @@ for sm_75 and sm_80 (as the notebooks' live path would on a T4 or an A100)."""
 import pytest
 
 import gemvlab as lab
-from gemvlab import bench, build, toolchain
-from gemvlab.occupancy import KNOWN, occupancy
+from gemvlab.gpu.occupancy import KNOWN, occupancy
+from gemvlab.measure import bench
+from gemvlab.native import kernel as native_kernel
+from gemvlab.native import report, toolchain
 
 GPUS = {  # name: (compute capability, total memory in GB)
     "T4": ("7.5", 15), "L4": ("8.9", 22), "A100": ("8.0", 40), "A100-80": ("8.0", 80), "H200": ("9.0", 141)}
@@ -51,16 +53,16 @@ def test_every_kernel_builds_for_older_gpus(monkeypatch, tmp_path, arch):
         pytest.skip("a GPU decides the architecture here")
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", arch)
     monkeypatch.setenv("GEMVLAB_CACHE", str(tmp_path))
-    lab.kernels._built.clear()
+    native_kernel._builds.clear()
     try:
         built = lab.build_all()
     finally:
-        lab.kernels._built.clear()
+        native_kernel._builds.clear()
     sm = "sm_" + arch.replace(".", "")
     for name, b in built.items():
         assert sm in b.arch, (name, b.arch)
         assert b.resources, name
     for st in lab.kernels.ALL_KERNELS:
-        for v in (st.variants if st.variant_name else (None,)):
+        for v in (st.variants if st.template else (None,)):
             assert st.kernel_name(v) in built[st.name].resources
-    assert build.parse_ptxas((tmp_path / "x").as_posix() and built["naive"].ptxas_log)
+    assert report.parse_ptxas(built["naive"].ptxas_log)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 import gemvlab as lab
-from gemvlab.bench import check, random_inputs, reference, relative_error
+from gemvlab.measure.accuracy import random_inputs, reference, relative_error
+from gemvlab.measure.bench import check
 
 pytestmark = pytest.mark.gpu
 TOL = 1e-5  # float32 tree sums land near 1e-7
@@ -21,7 +22,7 @@ SHAPES = [(1, 1), (1, 4096), (7, 33), (33, 1000), (129, 4099), (1000, 1), (257, 
 
 def _configs(st):
     blocks = (32, 64, 256, 1024) if st.block_rule != "any" else (1, 32, 96, 256)
-    variants = st.variants if st.variant_name else (0,)
+    variants = st.variants if st.template else (0,)
     return [(b, v) for b in blocks for v in variants]
 
 
@@ -112,27 +113,27 @@ def test_64bit_offsets_past_2_31_elements(gpu):
         assert last < tolerance(st.name, K), f"{st.name}: the last row (offset past 2^31) is wrong"
 
 
+@pytest.mark.timing
 def test_read_ceiling_and_peers_measure(gpu):
-    from gemvlab import bench
+    from gemvlab.measure import bench
 
     A, B = random_inputs(512, 65536, seed=5)
-    ref = reference(A, B)
-    c = bench.measure_read_ceiling(A, warmup_ms=5, rep_ms=20)
-    t = bench.measure_torch(A, B, ref, warmup_ms=5, rep_ms=20)
-    s = bench.measure_stage("warp_shuffle", A, B, ref=ref, warmup_ms=5, rep_ms=20)
-    for r in (c, t, s):
+    rows = {r["stage"]: r for r in bench.compare(A, B, [("warp_shuffle", 256, 2)], rounds=2, gemv=True,
+                                                 warmup_ms=5, rep_ms=20)}
+    assert set(rows) == {"warp_shuffle", "gemv", "torch.matmul", "read ceiling"}
+    for r in rows.values():
         assert r["n"] >= 20 and r["min_ms"] <= r["ms"] <= r["max_ms"]
-    assert s["rel_err"] < TOL and t["rel_err"] < TOL
-    assert 0.5 < c["ms"] / s["ms"] < 1.2  # the best stage is near the ceiling, never far above it
+    assert all(rows[k]["rel_err"] < TOL for k in ("warp_shuffle", "gemv", "torch.matmul"))
+    assert 0.5 < rows["read ceiling"]["ms"] / rows["warp_shuffle"]["ms"] < 1.2  # near the ceiling, never far above
 
 
 def test_read_ceiling_passes_run_and_check_their_inputs(gpu):
-    from gemvlab import bench
-    from gemvlab.kernels import read_ceiling_launcher
+    from gemvlab.measure.ceiling import ceiling_configs
+    from gemvlab.measure.ceiling import launcher as read_ceiling_launcher
 
     A = torch.rand(64, 4100, device="cuda")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    for block, per_sm in bench.ceiling_configs(*A.shape):
+    for block, per_sm in ceiling_configs(*A.shape):
         read_ceiling_launcher(A, block, sms * per_sm)()
     torch.cuda.synchronize()
     odd = torch.rand(64, 4099, device="cuda")  # M * K % 4 == 0, K % 4 != 0

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import gemvlab as lab
-from gemvlab import toolchain
-from gemvlab.occupancy import limits_of_device, occupancy
+from gemvlab.gpu.occupancy import limits_of_device, occupancy
+from gemvlab.native import toolchain
 
 pytestmark = pytest.mark.gpu
 
@@ -42,7 +42,7 @@ def test_every_kernel_and_block_matches_the_driver(gpu, tmp_path):
         image = cubin_of(built, folder)
         module = ctypes.c_void_p()
         assert cuda.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(image)) == 0
-        for variant in (kernel.variants if kernel.variant_name else (None,)):
+        for variant in (kernel.variants if kernel.template else (None,)):
             res = built.resources[kernel.kernel_name(variant)]
             fn = ctypes.c_void_p()
             assert cuda.cuModuleGetFunction(ctypes.byref(fn), module, res.symbol.encode()) == 0, res.symbol

@@ -6,7 +6,7 @@ import ast
 import pytest
 
 import gemvlab as lab
-from gemvlab import kernelbench
+from gemvlab.cli import kernelbench
 
 FORBIDDEN = {"matmul", "mm", "mv", "bmm", "einsum", "addmv", "linear", "dot", "tensordot", "inner"}
 

@@ -7,6 +7,7 @@ instead of running it, so it checks those paths too."""
 
 import ast
 import importlib
+import importlib.util
 from pathlib import Path
 
 import gemvlab
@@ -14,26 +15,48 @@ import gemvlab
 PACKAGE = Path(gemvlab.__file__).parent
 
 
-def own_module_aliases(tree: ast.Module) -> dict[str, str]:
-    """alias -> gemvlab module, from `from . import x [as y]`, `from gemvlab import x [as y]` and
-    `import gemvlab [as lab]`."""
+def module_of(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def own_module_aliases(tree: ast.Module, path: Path) -> dict[str, str]:
+    """alias -> gemvlab module, from `from .x import y [as z]` (y a module), `from gemvlab... import y`
+    and `import gemvlab[.x] [as lab]`."""
+    here = module_of(path) if path.is_relative_to(PACKAGE) else ""
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
     aliases = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             aliases.update({a.asname or a.name: a.name for a in node.names if a.name.startswith("gemvlab")})
-        if isinstance(node, ast.ImportFrom) and (node.level == 1 and not node.module or node.module == "gemvlab"):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                root = ".".join(base + ([node.module] if node.module else []))
+            else:
+                root = node.module or ""
+            if not root.startswith("gemvlab"):
+                continue
             for a in node.names:
-                if (PACKAGE / f"{a.name}.py").exists():
-                    aliases[a.asname or a.name] = f"gemvlab.{a.name}"
+                name = f"{root}.{a.name}"
+                if importlib.util.find_spec(name.split(".")[0]) and _is_module(name):
+                    aliases[a.asname or a.name] = name
     return aliases
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def test_attributes_of_own_modules_exist():
     missing = []
     notebooks = sorted((PACKAGE.parent / "notebooks").glob("*.py"))
-    for path in sorted(PACKAGE.glob("*.py")) + notebooks:
+    for path in sorted(PACKAGE.rglob("*.py")) + notebooks:
         tree = ast.parse(path.read_text())
-        aliases = own_module_aliases(tree)
+        aliases = own_module_aliases(tree, path)
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
                 module = importlib.import_module(aliases[node.value.id])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import gemvlab as lab
-from gemvlab import toolchain
-from gemvlab.occupancy import HOPPER, KNOWN, largest_block, occupancy, residency
+from gemvlab.gpu.occupancy import HOPPER, KNOWN, largest_block, occupancy, residency
+from gemvlab.native import toolchain
 
 CALCULATOR = Path(__file__).with_name("occupancy_calculator.cpp")
 
@@ -102,7 +102,7 @@ def test_every_stage_variant_and_block_matches_the_calculator(calculator):
     scale to."""
     cases = []
     for kernel in lab.kernels.ALL_KERNELS:
-        for variant in (kernel.variants if kernel.variant_name else (None,)):
+        for variant in (kernel.variants if kernel.template else (None,)):
             res = lab.resources(kernel, variant)
             for block in range(32, 1025, 32):
                 for L in KNOWN.values():

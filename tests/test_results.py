@@ -1,6 +1,7 @@
 """The recorded file: its schema, and what the readers (table, plots, notebooks) get from it."""
 
 import copy
+import itertools
 import json
 import subprocess
 import sys
@@ -10,8 +11,9 @@ import pytest
 
 matplotlib.use("Agg")
 
-from gemvlab import plots, results  # noqa: E402
-from gemvlab.table import format_table, json_rows, stage_table  # noqa: E402
+from gemvlab import results
+from gemvlab.results.table import format_table, json_rows, stage_table
+from gemvlab.workbook import plots
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def test_every_stage_has_a_headline_row_and_a_full_block_sweep(doc):
 
 
 def test_the_ten_shapes_are_there(doc):
-    from gemvlab.record import SHAPES
+    from gemvlab.results.record import SHAPES
 
     assert set(results.shapes(doc)) == set(SHAPES)
     s = results.shape_summary(doc, 4096, 4099)
@@ -57,7 +59,7 @@ def test_the_ten_shapes_are_there(doc):
 def test_stage_table_columns(doc):
     t = stage_table(doc)
     assert t[0]["step_speedup"] is None and t[0]["cumulative_speedup"] == 1.0
-    for prev, row in zip(t, t[1:]):
+    for prev, row in itertools.pairwise(t):
         assert row["step_speedup"] == pytest.approx(prev["ms"] / row["ms"])
     text = format_table(doc)
     assert "torch.matmul" in text and "read ceiling" in text and results.label(doc) in text
@@ -103,9 +105,9 @@ def test_run_drift_is_the_largest_move_of_a_ratio_between_the_two_timings(doc):
     M, K = d["headline"]["M"], d["headline"]["K"]
     first = {r["stage"]: r for r in results.rows(d, "headline", ok=True)}
     again = {r["stage"]: r for r in results.rows(d, "shape_best", M=M, K=K, ok=True)}
-    for name in again:  # the second timing the same as the first: no drift
+    for name, row in again.items():  # the second timing the same as the first: no drift
         if name in first:
-            again[name]["ms"] = first[name]["ms"]
+            row["ms"] = first[name]["ms"]
     assert results.run_drift(d) == pytest.approx(0.0)
     again["coalesced"]["ms"] *= 1.02  # one kernel 2% slower the second time: its ratios moved 2%
     assert results.run_drift(d) == pytest.approx(0.02)
@@ -114,7 +116,7 @@ def test_run_drift_is_the_largest_move_of_a_ratio_between_the_two_timings(doc):
 
 
 def test_step_verdict_marks_steps_within_the_drift():
-    from gemvlab.table import step_verdict
+    from gemvlab.results.table import step_verdict
 
     before = {"ms": 1.006, "q25_ms": 1.004, "q75_ms": 1.008}
     after = {"ms": 1.000, "q25_ms": 0.998, "q75_ms": 1.002}

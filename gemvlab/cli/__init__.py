@@ -1,4 +1,4 @@
-"""Command line: python -m gemvlab {build, doctor, record, table, kernelbench, lab}."""
+"""Command line: python -m gemvlab {build, doctor, record, table, kernelbench, selftest, lab}."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import sys
 
 
 def cmd_build(args) -> int:
-    from .kernels import READ_CEILING, STAGES, build_stage
+    from ..measure import ceiling
+    from ..stages import STAGES
 
     total = 0.0
-    for st in STAGES + (READ_CEILING,):
-        built = build_stage(st)
+    for st in STAGES + (ceiling.READ_CEILING,):
+        built = st.build()
         total += built.seconds
-        print(f"{st.number} {st.name}: {'loaded from cache' if built.cached else 'built'} in "
+        number = getattr(st, "number", 0)
+        print(f"{number} {st.name}: {'loaded from cache' if built.cached else 'built'} in "
               f"{built.seconds:.1f} s ({built.arch})")
-        for rule in st.constraints():
+        for rule in (st.constraints() if number else ceiling.NEEDS):
             print(f"    needs: {rule}")
         for kernel, r in built.resources.items():
             sass = built.sass.get(kernel) if built.sass else None
@@ -35,10 +37,14 @@ def cmd_doctor(args) -> int:
     return main()
 
 
-def cmd_record(args) -> int:
-    from .record import record
+def cmd_selftest(args) -> int:
+    from .selftest import main
 
-    from .record import HEADLINE, SHAPES
+    return main()
+
+
+def cmd_record(args) -> int:
+    from ..results.record import HEADLINE, SHAPES, record
 
     if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
         record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),
@@ -51,18 +57,16 @@ def cmd_record(args) -> int:
 def cmd_table(args) -> int:
     import torch
 
-    from . import results
-    from .table import format_table, json_rows
+    from .. import results
+    from ..results.table import format_shapes, format_table, json_rows, shape_rows
 
     if args.shapes:  # the shape sweep and the explorer grid: recorded (a live one is `record`)
-        from .table import format_shapes, shape_rows
-
         doc = results.load(args.file)
         print(json.dumps(shape_rows(doc), indent=1) if args.json else format_shapes(doc, kernels=None if args.all else
                                                                                     ("gemv", "torch.matmul", "read ceiling")))
         return 0
     if torch.cuda.is_available() and not args.recorded:
-        from .record import live_headline
+        from ..results.record import live_headline
 
         doc = live_headline()
     else:
@@ -85,6 +89,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="build every stage; print registers, spills and load widths")
     sub.add_parser("doctor", help="check GPU, driver, toolkit, ninja, architecture; name each fix")
+    sub.add_parser("selftest", help="on a GPU: every dispatcher variant on small inputs against float64 "
+                                    "(what the GPU tests run under compute-sanitizer)")
     rec = sub.add_parser("record", help="measure every stage on this GPU and write a results file")
     rec.add_argument("--out", default="gemvlab-record.json", help="where to write (default %(default)s)")
     rec.add_argument("--no-pitfalls", action="store_true", help="skip the pitfall demos")
@@ -112,8 +118,4 @@ def main(argv=None) -> int:
         return lab_main(argv[1:])
     args = parser.parse_args(argv)
     return {"build": cmd_build, "doctor": cmd_doctor, "record": cmd_record, "table": cmd_table,
-            "kernelbench": cmd_kernelbench}[args.command](args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            "kernelbench": cmd_kernelbench, "selftest": cmd_selftest}[args.command](args)

@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 
-from . import toolchain
+from ..native import toolchain
 
 
 def checks() -> list[tuple[str, str, str, bool]]:
@@ -24,12 +24,12 @@ def checks() -> list[tuple[str, str, str, bool]]:
     if torch.cuda.is_available():
         p = torch.cuda.get_device_properties(0)
         driver = toolchain.driver_version() or "unknown (nvidia-smi did not answer)"
-        out.append(("GPU", f"{p.name}, compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
-                           f"driver {driver}", "", False))
+        out.append(("GPU", (f"{p.name}, compute capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
+                           f"driver {driver}"), "", False))
     else:
         out.append(("GPU", "none: kernels build and are inspected here; timings come from the recorded file",
-                    "to run kernels, use a machine with an NVIDIA GPU and driver (Colab: Runtime > "
-                    "Change runtime type > GPU)", False))
+                    ("to run kernels, use a machine with an NVIDIA GPU and driver (Colab: Runtime > "
+                    "Change runtime type > GPU)"), False))
     out.append(("torch", f"{torch.__version__}, CUDA build {torch_cuda}" if torch_cuda else
                 f"{torch.__version__}, CPU-only build",
                 "" if torch_cuda else "install a CUDA build: pip install torch (Linux x86-64)", True))

@@ -1,67 +1,19 @@
-// Shared by the dispatcher's kernels (split_k.cu, rows_per_warp.cu): the dot product of one
-// stretch of a row of A with the same stretch of B, for a row that may start anywhere.
+// Shared by the dispatcher's split_k.cu and rows_per_warp.cu: the dot product of one stretch of a
+// row of A with the same stretch of B, for a row that may start anywhere.
 //
-// Stages 3 to 5 need every row to start 16-byte aligned (K % 4 == 0, aligned pointers) and
-// refuse anything else. A library cannot: K = 4099 puts row r at byte 4 * 4099 * r, a view such
-// as A[:, 1:] starts mid-row, and torch.matmul takes both. So a stretch is cut in three:
-//   head: the 0 to 3 floats before the row's first 16-byte boundary;
-//   body: whole float4s from that boundary on, LOADS independent loads of A per lane per trip
-//         (LDG.E.128, and of B too where B_VEC, below; how many ptxas issues before their
-//         first use, the SASS says);
-//   tail: the 0 to 3 floats after the last whole float4.
-// In the source of dot_stretch and dot_rows_aligned, the head's and tail's loads are written
-// first, before the body's first trip, and their products added after the body
-// (dot_rows_shuffled, at the end of this file, sums its wider ends, up to 7 floats each, before
-// its body; its comment says why its ends are wider). Written the plain way, as a loop before the body and
-// a loop after it, each would be a wait for memory of its own (expected from the source's order;
-// the plain version's SASS was not read): the head's multiply needs its load before the body
-// starts, and the tail's loads go out only after the body's last trip. The body's last trip
-// loads what is left with predicated loads (a load whose index is past the end is not made),
-// rather than a separate loop one float4 at a time. As compiled (sm_90, nvcc 13.0; the SASS
-// excerpt is in tools/explore/round6/sass-edges.txt, not printed in the notebooks), ptxas issues
-// the head's and tail's loads together before the body but then multiplies them before the
-// body's loop starts: one wait before the body, where the plain version is expected (its SASS
-// not read, as above) to have two. On the H200, the two
-// changes together (tools/explore/round5/round5.txt: both ways timed round-robin, over every
-// lanes-per-row, loads and block size tried; the two were not timed apart) made the median
-// configuration take 16% less time at M = 1,000,000, K = 257, 18% less at M = 2,000,000, K = 96
-// and 4% less at 4096 x 4099; at the headline shape, with the dispatcher's 256 threads and 2
-// loads, it was a tie (1877.8 against 1876.0 us). At K = 96 the rows are aligned and have no
-// head or tail, so there the predicated last trip is the candidate for the gain (a lane's
-// float4s issued in one trip rather than one at a time); registers and scheduling changed too,
-// not compared.
+// Why: the float4 stages need every row 16-byte aligned and refuse anything else; a library
+// cannot (K = 4099 puts row r at byte 4 * 4099 * r, and a view such as A[:, 1:] starts mid-row).
+// So a stretch is cut in three: a head of 0 to 3 floats before the row's first 16-byte boundary,
+// a body of whole float4s (LOADS independent loads of A per lane per trip, the last trip's loads
+// predicated), and a tail of 0 to 3 floats. The head's and tail's loads are written before the
+// body, so the edges cost one wait for memory before it, not one each. B is read at A's columns:
+// as float4s where B sits at the same offset from a 16-byte boundary as every row (B_VEC), else as
+// scalars, or, where several rows share B (dot_rows_shuffled), as aligned float4s shifted into
+// place by warp shuffles.
 //
-// B is read at the same columns as A. Where B sits at the same offset from a 16-byte boundary as
-// every row of A (B_VEC: (A - B) % 16 == 0 bytes and lda % 4 == 0), B's body is float4s too.
-// Otherwise B's float4 would straddle a boundary, so the body reads B as four scalar loads (each
-// with its lanes 16 bytes apart: more L1 lookups per byte than one float4). Reading B as two
-// aligned float4s shifted into place instead was no faster (tools/explore/round4/round4.txt: a
-// tie at 64 x 1,000,003, 3% slower at 1,000,000 x 257). For one row, one aligned float4 per lane
-// with the next taken from the neighbouring lane by a shuffle gave mixed results, so it is not
-// used (tools/explore/round15, round15.txt): split_k with one row per block took 1.2 to 28% more time at 6 of 14 shapes (28%
-// at 4096 x 4099), 1.5 to 3.9% less at 5, and tied at 3 (within the quartiles or the 0.84% drift
-// between two timings of that round's record); rows_per_warp took 1.6 to 5.5% more at 5
-// of 7 shapes and tied at 2. Nor, for one row per block, where the block's offset D from B is one
-// number, was it faster to read B with the widest aligned loads D allows (a float4, two float2s, or a
-// float, a float2 and a float; tools/explore/round24, round24.txt, the kernels of round24/now
-// against these): 3.8% more time at 4096 x 4099, 3.4% more at 300 x 100,003, and within 0.5% at
-// 64 x 1,000,003 and the sweep's aligned shapes. Where several rows share a block, one such load of B serves every
-// row, and that is taken: dot_rows_shuffled, at the end of this file. A head that runs on to the
-// next 128-byte line, so that the body starts on a line, took from 0.8% more (within that run's drift) to 2.4% less time in split_k and was
-// mixed in rows_per_warp (10% less to 25% more; tools/explore/round6/round6.txt): not adopted.
-// Rows that start 16-byte but not 128-byte aligned may cost something too: M = 1,000,000 at K =
-// 260 took 238.4 us, 2% more time per byte than K = 256's 230.0
-// (tools/explore/round5/round5.txt), but one of its lanes also needs a third trip for the row's
-// 65th float4, so the cause is not separated.
-//
-// A is loaded with __ldcg (not cached in the L1): each byte of A is used once, and the intent
-// is to leave the L1 to B, which every row reads (that this is what pays is not shown). Stage
-// 4's __ldcg, notebook 03: with 2048 rows it took less time at 32, 64 and 128 threads in this record
-// and the one before (tools/explore/final17) (in the latest 2.8, 1.6 and 2.0% less at 32, 64
-// and 128 threads, each beyond the quartiles and the 0.79% drift between two timings in one record, and a tie at 256); with 16 rows 0.9 and
-// 1.1% more (256 and 1024 threads), just beyond that drift, and with 128 rows ties (0.6% more,
-// within it, or the same); the record before (tools/explore/final17) had 0.8 and 0.7% more at 16
-// rows, within its 0.85%. Not measured separately for these kernels.
+// Invariants: A is loaded with __ldcg (each byte is used once: its lines are not kept in the L1,
+// which is left to B); a product is added only where the row has that element (B may hold an
+// infinity, and 0 * inf is NaN); the order of additions is fixed: the same inputs, the same bits.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -124,19 +76,9 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
 // Several rows' dot products with one stretch of B (split_k with ROWS > 1), for lanes = the
 // block (a multiple of 32) covering the stretch: rows r < `rows` start at a + r * lda, and
 // sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
-// dot_stretch.
-//
-// Every row aligned like B (B_VEC, so the same head for all): dot_rows_aligned. B's float4s are
-// loaded once per trip and used for every row, ROWS times less B than one row per block. The
-// edges' floats are loaded before the body and multiplied after it in the source. A first
-// version of dot_rows (which then also read B as scalars for rows not aligned like B), written
-// to multiply them before the body, took, run with one row, 8% more time than dot_stretch at
-// 4096 x 4099 and 4% more at 20,000 x 20,001 (tools/explore/round7/round7.txt); dot_stretch as
-// compiled also multiplies its edges before the body's loop (above), so the cause of the gap is
-// not separated, and this version's compiled order was not read.
-//
-// Otherwise (odd K, views) the rows start at different offsets from B's, so no one float4 of B
-// lines up with every row: dot_rows_shuffled, below.
+// dot_stretch. Rows aligned like B (B_VEC, the same head for all): dot_rows_aligned, B's float4s
+// loaded once per trip for every row. Otherwise (odd K, views) no one float4 of B lines up with
+// every row: dot_rows_shuffled, below.
 template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
                                                  const float* __restrict__ b, long long n, int lane, int lanes,
@@ -203,18 +145,8 @@ __device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
 // + 3 of chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
 // offset). The next lane holds the next chunk, so a lane gets it with 4 shuffles
 // (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads it
-// (and lanes 30 and 31 load the chunk two on, where a row needs it). So the chunk loads serve
-// every row of the block, whatever their offsets: without this, each row read B as 4 scalar
-// loads at its own offset.
-//
-// Measured on the H200 (tools/explore/round15/round15.txt, split_k with 4 rows per block and
-// 1 load per row against the rule's one row per block): 5.2% less time at 3 x 50,000,001, 3.2%
-// at 40 x 6,000,001, 3.3% at 16 x 16,777,217, 2.2% at 12 x 10,000,001, 5.4% and 5.3% at 8 x
-// 30,000,000 and 3 x 50,000,000 starting 2 and 1 floats into their storage, a tie at 5 x
-// 20,000,003; but 7.0% more at 64 x 1,000,003, where B (4 MB) sits well inside the L2. The
-// counters (round15/counters.txt, ncu) at 3 x 50,000,001: the same 800 MB from DRAM, but 1188 MB
-// read from the L2 into the SMs with one row per block (every row's block reads B again), 977
-// with 2 rows per block and 819 with 4 (A and B once each).
+// (and lanes 30 and 31 load the chunk two on, where a row needs it). So one chunk load serves
+// every row of the block, whatever their offsets.
 //
 // So that no chunk load reaches outside the stretch, each row's first and last body float4
 // are summed as scalars with its head and tail (at most 7 floats at each end: one per lane, the

@@ -6,20 +6,20 @@ device without running anything) and in CUDA graph capture (the launch goes to t
 stream and allocates through torch's caching allocator). It also has a backward, so inputs
 that require grad get gradients (computed with torch: the backward is not gemvlab's subject).
 
-    C = torch.ops.gemvlab.gemv(A, B)      # or gemvlab.ops.gemv_op(A, B)
+    C = torch.ops.gemvlab.gemv(A, B)      # or gemvlab.dispatch.ops.gemv_op(A, B)
 """
 
 from __future__ import annotations
 
 import torch
 
-from . import dispatch
+from .launch import run
 
 
 @torch.library.custom_op("gemvlab::gemv", mutates_args=())
 def gemv_op(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """C = A @ B with the kernel gemvlab's dispatcher picks; (M,) for B (K,), (M, 1) for B (K, 1)."""
-    return dispatch.run(A, B)
+    return run(A, B)
 
 
 @gemv_op.register_fake

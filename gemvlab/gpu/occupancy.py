@@ -47,7 +47,7 @@ class SMLimits:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SMLimits":
+    def from_dict(cls, d: dict) -> SMLimits:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
 

@@ -6,7 +6,7 @@
 ncu replays each kernel several times to read its counters; it needs the GPU to itself and
 takes tens of seconds at the headline shape. ``python -m gemvlab record`` keeps its rows so that
 a machine without a GPU (or without ncu) shows what the H200 measured. The child process that
-ncu profiles is ``python -m gemvlab.counters M K``.
+ncu profiles is ``python -m gemvlab.measure.counters M K``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import toolchain
+from ..native import toolchain
 
 METRICS = {
     "gpu__time_duration.sum": "time",
@@ -44,15 +44,15 @@ LIVE = ("4b A through the L1", "4 warp_shuffle", "gemv (dispatcher)", "torch.mat
 def command(M: int, K: int, only=None) -> list[str]:
     ncu = toolchain.find_tool("ncu") or "ncu"
     return [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
-            sys.executable, "-m", "gemvlab.counters", str(M), str(K), *(only or ())]
+            sys.executable, "-m", "gemvlab.measure.counters", str(M), str(K), *(only or ())]
 
 
 def run(M: int, K: int, timeout: float = 600, only=None) -> list[dict]:
     """Profile KERNELS (or those labelled in `only`) at M x K under ncu; one dict per kernel
     launch ncu saw."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent) + os.pathsep
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent.parent) + os.pathsep
                + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run(command(M, K, only), capture_output=True, text=True, timeout=timeout, env=env)
+    p = subprocess.run(command(M, K, only), capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if p.returncode:
         raise RuntimeError(f"ncu failed ({p.returncode}): {(p.stderr or p.stdout)[-2000:]}")
     return parse(p.stdout)
@@ -123,7 +123,7 @@ def child(M: int, K: int, only=None) -> None:
     """Run each of KERNELS (those labelled in `only`) once on fresh inputs (what ncu profiles)."""
     import torch
 
-    import gemvlab as lab
+    from ..api import gemv
 
     A = torch.rand(M, K, device="cuda")
     B = torch.rand(K, 1, device="cuda")
@@ -133,9 +133,9 @@ def child(M: int, K: int, only=None) -> None:
         if stage is None:
             torch.matmul(A, B)
         elif stage == "gemv":
-            lab.gemv(A, B)
+            gemv(A, B)
         else:
-            lab.gemv(A, B, stage, block, variant)
+            gemv(A, B, stage, block, variant)
         torch.cuda.synchronize()
 
 

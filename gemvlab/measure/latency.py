@@ -1,6 +1,6 @@
 """Memory latency, measured: the one number Little's law needs besides bandwidth.
 
-``measure()`` times one thread chasing pointers through a buffer (cuda/memory_latency.cu): each
+``measure()`` times one thread chasing pointers through a buffer (memory_latency.cu): each
 load's address comes from the previous load, so one load is in flight and the time per step is
 the latency. Run on a GPU by ``python -m gemvlab record`` (and by the notebooks' live setup), it
 fills ``machine.memory`` of the results file, so that the model (gemvlab.model) runs anywhere.
@@ -8,10 +8,17 @@ fills ``machine.memory`` of the results file, so that the model (gemvlab.model) 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
-from .kernels import MEMORY_LATENCY, build_stage
+from ..native import launch as native
+from ..native.kernel import Kernel
+from .timing import event_times
 
+#: One thread (variant 0) or one warp (variant 1) chasing pointers; A is the chain, M its start, K the steps.
+MEMORY_LATENCY = Kernel(name="memory_latency", source_path=Path(__file__).with_name("memory_latency.cu"),
+                        launcher="launch_pointer_chase", symbol="pointer_chase")
 LINE = 128  # bytes: one chain element per 128-byte line, so every step is a new line
 
 
@@ -36,19 +43,13 @@ def _chain(nbytes: int, device, seed: int = 0) -> torch.Tensor:
 
 
 def _timed_chase(buf, steps: int, out, warp: bool = False) -> float:
-    """ms for one launch of `steps` dependent loads (CUDA events around the launch), by one
-    thread, or with `warp` by 32 lanes at once, each load instruction reading 32 unrelated lines."""
-    built = build_stage(MEMORY_LATENCY)
-    fn = built.function(MEMORY_LATENCY.launcher)
-    stream = torch.cuda.current_stream().cuda_stream
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    code = fn(buf.data_ptr(), 0, out.data_ptr(), 0, steps, 1, int(warp), stream)
-    end.record()
-    if code:
-        raise RuntimeError(f"pointer_chase failed: {built.error_string(code)}")
-    end.synchronize()
-    return start.elapsed_time(end)
+    """ms for one launch of `steps` dependent loads (CUDA events around the one launch, no L2
+    flush: the chain is its own), by one thread, or with `warp` by 32 lanes at once, each load
+    instruction reading 32 unrelated lines."""
+    fn = MEMORY_LATENCY.function()
+    stream = native.stream(torch.cuda.current_device())
+    return event_times(lambda: fn.check(fn(buf.data_ptr(), 0, out.data_ptr(), 0, steps, 1, int(warp), stream)),
+                       1, flush=False)[0]
 
 
 def chase(nbytes: int, steps: int = 100_000, device="cuda") -> dict:
@@ -70,7 +71,7 @@ def measure(device="cuda", far_bytes: int = 8 * 2**30) -> dict:
     time of a launch that does no work)."""
     l2 = torch.cuda.get_device_properties(device).L2_cache_size
     far_bytes = _fit(far_bytes, device)
-    dram = chase(4 * l2 if 4 * l2 >= 256 * 2**20 else 256 * 2**20, device=device)
+    dram = chase(max(4 * l2, 256 * 2 ** 20), device=device)
     far = chase(far_bytes, steps=50_000, device=device)
     torch.cuda.empty_cache()
     in_l2 = chase(l2 // 4, device=device)

@@ -1,24 +1,13 @@
-// Not a stage: how long one load takes when nothing else is in flight (the latency in
-// Little's law, bytes in flight = bandwidth x latency, which the notebooks' model uses).
+// Not a stage: how long one load takes when nothing else is in flight, the latency in Little's
+// law (bytes in flight = bandwidth x latency) that the model uses.
 //
-// One thread follows a chain of indices through a buffer, i = next[i], so that each load's
-// address depends on the previous load: exactly one load is ever in flight, and the time per
-// step is the latency. The chain visits the buffer's 128-byte lines in a random order, so
-// neither the caches' neighbours nor a prefetcher help; __ldcg does not cache in the L1 (the
-// load still passes through it), so a line the chain comes back to cannot hit there. With a buffer
-// four times the L2, at most about a quarter of the lines can still be in the L2 when the chain
-// comes back to them (an estimate from the sizes, not measured); over 8 GiB, at most 0.7% (60
-// MiB of 8 GiB): that is the latency the model uses for coalesced loads. A random chase over 8 GiB may
-// also miss in the address translation caches (TLB), which loads streaming through A mostly do
-// not: not separated here, so this latency may be an overestimate for coalesced loads. With a
-// buffer a fraction of the L2, the loads go to the L2. pointer_chase_warp (below) stands in for
-// the naive stage's loads: 32 lanes, each at its own place in one chain, so that each load
-// instruction reads 32 unrelated lines. The naive warp's lanes are instead exactly 4 MiB apart,
-// and each lane's 32-byte sector serves 8 floats: the first load misses, and the other seven
-// floats arrive with it (some loads issued while the miss is outstanding, the rest hits later;
-// not measured); the model assumes the latency per instruction is the
-// same (not measured).
-// The kernel also counts SM clock cycles (clock64), which gives the clock it ran at.
+// One thread follows a chain of indices through a buffer, i = next[i], so each load's address
+// depends on the previous load: exactly one load is in flight, and the time per step is the
+// latency. The chain visits the buffer's 128-byte lines in a random order, so neither neighbours
+// in a cache line nor a prefetcher help, and __ldcg keeps the lines out of the L1. A buffer many
+// times the L2 measures DRAM; one a fraction of it, the L2. pointer_chase_warp stands in for the
+// naive stage's loads: 32 lanes at 32 places in the chain, so each load instruction reads 32
+// unrelated lines. The kernel also counts SM clock cycles (clock64): the clock it ran at.
 #include <cuda_runtime.h>
 
 __global__ void pointer_chase(const long long* __restrict__ next, long long start, long long steps,
@@ -32,9 +21,8 @@ __global__ void pointer_chase(const long long* __restrict__ next, long long star
 }
 
 // The same with a whole warp: each of the 32 lanes follows its own place in the chain, so every
-// step is one load instruction whose 32 lanes read 32 unrelated lines, like a naive warp's loads
-// of 32 rows (whose lanes are 4 MiB apart, not random). Time per step: the latency of such an
-// instruction.
+// step is one load instruction whose 32 lanes read 32 unrelated lines. Time per step: the latency
+// of such an instruction.
 __global__ void pointer_chase_warp(const long long* __restrict__ next, long long start, long long steps,
                                    long long* __restrict__ out) {
     long long i = (start + (long long)threadIdx.x * 7919) % 4096;  // 32 different starting lines

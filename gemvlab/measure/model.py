@@ -10,11 +10,11 @@ it waits); so the bandwidth a launch can reach is
 capped by the read ceiling (what a read-only pass over A measured in the same run) and, for a
 kernel whose warps touch many cache lines per instruction, by the L1's rate of about one
 128-byte line per clock per SM. Resident warps come from the occupancy calculator and the grid
-(gemvlab.occupancy): blocks run in waves, and each wave is priced on its own, so a nearly empty
+(gemvlab.gpu.occupancy): blocks run in waves, and each wave is priced on its own, so a nearly empty
 last wave costs what it costs.
 
 The inputs are measurements of the GPU, not of the kernel: the DRAM latency of a dependent load
-(``gemvlab.latency``: one thread chasing pointers), the SM clock, the read ceiling. Where a
+(``gemvlab.measure.latency``: one thread chasing pointers), the SM clock, the read ceiling. Where a
 prediction misses, :class:`Prediction` says which term set it, so the look-back can name the
 assumption that failed.
 """
@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import occupancy
-from .kernels import build_stage, get_stage, row_tiles_template, split_k_template, stage_occupancy
+from ..gpu import occupancy
+from ..kernels import get_stage
+from ..native.sass import loads_before_first_use
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
-#: The naive stage's block-size sweep fits this to within 3% (notebook 01 prints the fit).
+#: A fit to the naive stage's block-size sweep (notebook 01 prints the fit).
 L1_LINES_PER_CLOCK = 1.0
 
 
@@ -44,18 +45,16 @@ class Traffic:
 
 def loads_issued(stage, variant=None) -> list[str] | None:
     """The global loads one thread issues before it first uses one, from the kernel's SASS
-    (build.loads_before_first_use); None without a disassembler."""
-    from .build import loads_before_first_use
-
-    st = get_stage(stage)
-    text = build_stage(st).disassembly()
-    return loads_before_first_use(text, st.kernel_name(variant)) if text else None
+    (gemvlab.native.sass.loads_before_first_use); None without a disassembler."""
+    k = get_stage(stage)
+    text = k.build().disassembly()
+    return loads_before_first_use(text, k.kernel_name(variant)) if text else None
 
 
 def a_loads(stage, loads: list[str]) -> int:
     """How many of `loads` (loads_issued) read A: the L2-only ones (`__ldcg`: .STRONG.GPU) where
-    the kernel has them, all of them for the read ceiling (A alone), else half (A and B in pairs)."""
-    if get_stage(stage).name == "read_ceiling":
+    the kernel has them; all of them for a pass that reads A alone; else half (A and B in pairs)."""
+    if not get_stage(stage).reads_b:
         return len(loads)
     strong = sum("STRONG.GPU" in x for x in loads)
     return strong or max(1, len(loads) // 2)
@@ -71,43 +70,30 @@ def a_loads_in_flight(stage, variant=None) -> tuple[int | None, str]:
     return n, f"{n} of A issued before the first use (the SASS: {len(loads)} loads, then a multiply)"
 
 
-def _split_k_loads(variant: int) -> int:
-    """split_k's loads of A per thread per trip: rows x loads per row."""
-    loads, _, rows = split_k_template(variant)
-    return rows * loads
-
-
-def loads_written(stage, variant: int | None = None) -> int | None:
+def loads_written(stage, variant: int | None = None) -> int:
     """The independent float4 loads of A per lane per trip that a kernel's source writes (what
     ptxas issues before the first use can be fewer: `a_loads_in_flight` counts it in the SASS)."""
-    st = get_stage(stage)
-    v = st.default_variant if variant is None else variant
-    if st.name == "row_tiles":
-        return row_tiles_template(v)[2]  # U: 4, or 5 to 12 in one trip
-    return {"naive": 1, "coalesced": 1, "vectorized": 1, "warp_shuffle": v, "warp_shuffle_l1": v, "multirow": v,
-            "read_ceiling": 2, "split_k": _split_k_loads(v), "rows_per_warp": 4}.get(st.name)
+    return get_stage(stage).loads_per_trip(variant)
 
 
 def traffic(stage, variant: int | None = None) -> Traffic:
-    """The loads in flight per warp for a stage's kernel: the pattern from its code, the count of
+    """The loads in flight per warp for a kernel: the pattern from how it reads A, the count of
     loads actually issued before the first use from its SASS."""
-    st = get_stage(stage)
-    v = st.default_variant if variant is None else variant
-    if st.name == "naive":
+    k = get_stage(stage)
+    v = k.default if variant is None else variant
+    if k.access == "scattered":
         # 32 lanes, 32 rows 4 MiB apart: one 32-byte sector of each row in flight per lane (the
         # next seven floats arrive with the first). Two trips of the 4-times-unrolled loop per
         # sector, each issuing 4 loads of A (32 lines each) and 4 of B (1 line each).
         return Traffic(32 * 32, 2 * (4 * 32 + 4), "32 lanes x one 32-byte sector each (a different row per lane)",
                        scattered=True)
-    if st.name == "coalesced":
+    if k.access == "scalar":
         return Traffic(32 * 4, 2, "1 load of 4 bytes per lane: 128 bytes per warp")
-    written = loads_written(st, v)
-    if written is None:
-        raise ValueError(f"no traffic model for {st.name}")
-    n, why = a_loads_in_flight(st, v if st.variant_name else None)
+    written = loads_written(k, v)
+    n, why = a_loads_in_flight(k, v if k.template else None)
     if n is None:
         n = written
-    what = {"multirow": f"{v} rows, ", "warp_shuffle": f"LOADS = {v}, ", "warp_shuffle_l1": f"LOADS = {v}, "}.get(st.name, "")
+    what = "".join(f"{name} = {a}, " for name, a in zip(k.template, k.arguments(v))) if len(k.template) == 1 else ""
     return Traffic(32 * 16 * n, 8 * n, f"{what}float4 loads of A in flight per lane: {why}: {512 * n} bytes per warp")
 
 
@@ -152,10 +138,9 @@ class Prediction:
         return max(by, key=by.get) if by else ""
 
     def describe(self) -> str:
-        st = get_stage(self.stage)
         o, r, t = self.occ, self.res, self.traffic
         lines = [
-            f"{st.kernel_name(self.variant)}, block {self.block}: grid {self.grid:,} blocks",
+            f"{get_stage(self.stage).kernel_name(self.variant)}, block {self.block}: grid {self.grid:,} blocks",
             f"  occupancy calculator: {o.blocks_per_sm} blocks ({o.warps_per_sm} warps) per SM, limited by {o.limiter}",
             f"  the grid: {r.describe()}",
             f"  in flight per warp: {t.why}",
@@ -186,9 +171,9 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     """The model's time for one launch of a stage (or step, or read pass, or dispatcher kernel:
     give its `grid`) at M x K."""
     st = get_stage(stage)
-    block = st.default_block if block is None else block
-    v = (st.default_variant if variant is None else variant) if st.variant_name else None
-    occ = stage_occupancy(st, block, v, limits)
+    block = getattr(st, "default_block", 256) if block is None else block
+    v = (st.default if variant is None else variant) if st.template else None
+    occ = st.occupancy(block, v, limits)
     grid = st.grid(M, block, v or 0) if grid is None else grid
     res = occupancy.residency(occ, grid, sms)
     t = traffic(st, v)
@@ -217,7 +202,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
         bound = "bytes in flight"
         if gbps > ceiling_GBps:
             gbps, bound = ceiling_GBps, "read ceiling"
-        if st.name == "naive":  # every element of A is one line lookup, shared by the busy SMs' L1s
+        if t.scattered:  # every element of A is one line lookup, shared by the busy SMs' L1s
             lines_per_byte = (t.l1_lines / 2) / (32 * 4 * 4)  # per loop trip: 132 lines for 512 B of A
             l1_gbps = busy * clock_mhz * 1e6 * L1_LINES_PER_CLOCK / lines_per_byte / 1e9
             if l1_gbps < gbps:
@@ -233,19 +218,19 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
 def machine_inputs(doc: dict) -> dict:
     """The model's inputs from a results document (live or recorded): the GPU's limits and SM
     count, the measured latencies and clock, and the read ceiling of its headline run."""
-    from . import results
+    from ..results import views
 
     m = doc["machine"]
     mem = m.get("memory") or {}
-    ceiling = results.headline(doc)["ceiling"]
-    return dict(limits=occupancy.SMLimits.from_dict(m["sm_limits"]), sms=m["sm_count"],
-                latency_ns=mem["dram_latency_ns"], far_latency_ns=mem.get("far_latency_ns"),
-                warp_latency_ns=mem.get("warp_latency_ns"),
-                clock_mhz=mem["sm_clock_mhz"], ceiling_GBps=ceiling["GBps"])
+    ceiling = views.headline(doc)["ceiling"]
+    return {"limits": occupancy.SMLimits.from_dict(m["sm_limits"]), "sms": m["sm_count"],
+                "latency_ns": mem["dram_latency_ns"], "far_latency_ns": mem.get("far_latency_ns"),
+                "warp_latency_ns": mem.get("warp_latency_ns"),
+                "clock_mhz": mem["sm_clock_mhz"], "ceiling_GBps": ceiling["GBps"]}
 
 
 def predict_plan(plan, launch_us: float = 0.0, **inputs) -> Prediction | None:
-    """The model for the dispatcher's plan (gemvlab.dispatch.Plan): its kernel over its grid, plus
+    """The model for the dispatcher's plan (gemvlab.dispatch.plan.Plan): its kernel over its grid, plus
     `launch_us` per launch (a launch that moves almost nothing, measured)."""
     if plan.kernel not in ("split_k", "rows_per_warp", "row_tiles"):
         return None

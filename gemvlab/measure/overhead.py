@@ -5,11 +5,10 @@ launch), against events around the launch alone (the plan made beforehand). The 
 when each timed region starts (the L2 flush before it has finished), so time spent in Python
 before the kernel reaches the GPU shows up between the events. The same for torch.matmul.
 
-Timed from an idle GPU, a call's median time moved by tens of microseconds between runs (on the
-H200 the median launch alone at 1024 x 1024 was 26.3 us in one record and 45.3 in the next), far
-more than the Python it is meant to show. So the three are sampled in turn, one
-call each, and `added_us` is the median of the differences between a gemv call and the launch
-alone timed just before it: each pair meets the GPU in about the same state.
+Timed from an idle GPU, a call's median time moves by tens of microseconds between runs, far
+more than the Python it is meant to show (docs/design/measurement.md). So the three are sampled
+in turn, one call each, and `added_us` is the median of the differences between a gemv call and
+the launch alone timed just before it: each pair meets the GPU in about the same state.
 """
 
 from __future__ import annotations
@@ -19,21 +18,10 @@ import time
 
 import torch
 
-from . import bench, dispatch
-
-
-def _events(fn, n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        bench.flush_l2()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        out.append(start.elapsed_time(end) * 1e3)
-    return out
+from ..api import gemv
+from ..dispatch import launch as dispatch
+from .accuracy import random_inputs
+from .timing import event_times
 
 
 def _host_us(fn, n: int) -> float:
@@ -51,18 +39,16 @@ def measure(M: int = 4096, K: int = 4096, n: int = 200) -> dict:
     """Median us of: the launch alone (the plan made beforehand; recorded as `kernel_us`), the
     whole gemv call, torch.matmul; and the host time of a call. `added_us` is the median of the
     paired differences, a gemv call minus the launch alone just before it."""
-    import gemvlab as lab
-
-    A, B = bench.random_inputs(M, K)
-    lab.gemv(A, B)  # builds, loads and caches the plan: the first call is not what is measured
+    A, B = random_inputs(M, K)
+    gemv(A, B)  # builds, loads and caches the plan: the first call is not what is measured
     launch = dispatch.launcher(A, B)
-    fns = {"kernel": lambda: launch(A, B), "gemv": lambda: lab.gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
+    fns = {"kernel": lambda: launch(A, B), "gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
     for fn in fns.values():
         fn()
     times = {k: [] for k in fns}
     for _ in range(n):  # one call of each in turn: neighbours in time are compared
         for name, fn in fns.items():
-            times[name] += _events(fn, 1)
+            times[name] += [ms * 1e3 for ms in event_times(fn, 1, idle=True)]
     med = {k: statistics.median(v) for k, v in times.items()}
     paired = statistics.median(g - k for g, k in zip(times["gemv"], times["kernel"]))
     return {"M": M, "K": K, "kernel_us": med["kernel"], "gemv_us": med["gemv"], "torch_us": med["torch.matmul"],

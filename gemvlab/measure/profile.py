@@ -17,11 +17,11 @@ import tempfile
 def kernels_of(fn, runs: int = 5, flush: bool = True) -> list[dict]:
     """Each kernel `fn` launches (in launch order, from the last of `runs` calls), with its grid,
     block, registers and static shared memory, and its median duration over the runs, in us.
-    With `flush` the L2 is flushed by reading (gemvlab.bench.flush_l2) before each call."""
+    With `flush` the L2 is flushed by reading (gemvlab.measure.timing.flush_l2) before each call."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from .bench import flush_l2
+    from .timing import flush_l2
 
     fn()
     torch.cuda.synchronize()
@@ -70,6 +70,6 @@ def show(kernels: list[dict], label: str = "") -> None:
     total = sum(k["us"] for k in kernels)
     print(f"{'kernel':<44}{'grid':>16}{'block':>14}{'regs':>6}{'us':>9}   {label}")
     for k in kernels:
-        print(f"{short_name(k['name'])[:43]:<44}{str(tuple(k['grid'] or ())):>16}{str(tuple(k['block'] or ())):>14}"
+        print(f"{short_name(k['name'])[:43]:<44}{tuple(k['grid'] or ())!s:>16}{tuple(k['block'] or ())!s:>14}"
               f"{k['registers'] or '':>6}{k['us']:>9.1f}")
     print(f"{'total':<44}{'':>36}{total:>9.1f}")

@@ -1,18 +1,13 @@
-// Not a stage: the yardstick. Read-only passes over A with float4 loads and
-// several loads in flight, doing no useful work. The fastest of them, timed in
-// the same run as the stages, is the "read ceiling" every stage is compared
-// with (vs_ceiling = ceiling ms / stage ms).
+// Not a stage: the yardstick. Read-only passes over A with float4 loads and several loads in
+// flight, doing no useful work. The fastest of them, timed in the same run as the kernels it is
+// compared with, is the "read ceiling" (gemvlab.measure.ceiling).
 //
-// Two ways to walk A, because neither was fastest on every shape (measured on
-// the H200, tools/explore/h200-round3.txt; the notebooks do not print it):
-//  * read_rows: one block per row, the block striding along its row: the
-//    GEMV stages' own pattern, minus B. Fastest where rows are long.
-//  * read_grid: A as one flat array, a fixed grid striding over all of it.
-//    Fastest where rows are short (K = 128), and the only one that runs where
-//    K % 4 != 0 (it reads the first floor(M * K / 4) float4s of A, which must
-//    start 16-byte aligned: up to 3 trailing floats are left unread).
-// Plain loads: the __ldcs (evict-first) hint read 1.4% slower when the L2 held
-// dirty lines, and gained nothing when it did not (the same exploration files).
+// Two ways to walk A, because neither is fastest on every shape:
+//  * read_rows: one block per row, the block striding along its row (the stages' pattern, minus
+//    B); needs K % 4 == 0;
+//  * read_grid: A as one flat array, a fixed grid striding over all of it; it reads the first
+//    floor(M * K / 4) float4s of A, which must start 16-byte aligned (up to 3 floats unread).
+// Plain loads, default caching.
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float add4(float4 v) { return v.x + v.y + v.z + v.w; }

@@ -1,17 +1,25 @@
-// The dispatcher's launchers (split_k.cu, rows_per_warp.cu, row_tiles.cu) take the numbers
-// that stay fixed for a shape in one struct, which gemvlab.dispatch builds once per plan, and
-// only the pointers per call. Python's ctypes converts every argument on every call: twelve
-// arguments cost about 1.7 us per call on the CPU this was written on, six pointers about 0.6
-// (tools/explore/round7/ctypes-call-cost.txt).
+// What the dispatcher's launchers (split_k.cu, rows_per_warp.cu, row_tiles.cu) take besides
+// pointers: a plan's fixed numbers in one struct, built once per plan by gemvlab.native.launch
+// (LaunchArgs there has the same fields in the same order; a test compares them), and the
+// variant codec that packs a kernel's template arguments into one int.
 #pragma once
+
+#ifndef GEMV_VARIANT_BITS
+#error "GEMV_VARIANT_BITS comes from gemvlab (gemvlab.native.kernel.DEFINES): build through gemvlab"
+#endif
+
+// Template arguments a, b, c packed as gemvlab.native.kernel.encode packs them: GEMV_VARIANT_BITS
+// bits each, the first lowest.
+#define GEMV_VARIANT(a, b, c) ((a) | ((b) << GEMV_VARIANT_BITS) | ((c) << (2 * GEMV_VARIANT_BITS)))
+// Template argument i (0, 1, 2) of a packed variant.
+#define GEMV_ARG(variant, i) (((variant) >> ((i) * GEMV_VARIANT_BITS)) & ((1 << GEMV_VARIANT_BITS) - 1))
 
 struct LaunchArgs {
     long long lda;    // floats from one row of A to the next
-    long long M, K;
+    long long M;      // rows
+    long long K;      // floats per row
     long long chunk;  // split_k: floats per stretch
     int splits;       // split_k: stretches per row
     int block;        // threads per block
-    int variant;      // the kernel's template arguments, encoded (gemvlab/kernels.py)
-    int grid;         // the plan's blocks; read only by the explorations' persistent row_tiles
-                      // (tools/explore/round10, MODE 2, not adopted): gemvlab's launchers compute theirs
+    int variant;      // the kernel's template arguments, GEMV_VARIANT(...)
 };

@@ -48,7 +48,7 @@ def nvcc_version(cuda_home: str | None = None) -> str | None:
         return None
     try:
         out = subprocess.run([str(Path(cuda_home, "bin", "nvcc")), "--version"],
-                             capture_output=True, text=True, timeout=30).stdout
+                             capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         return None
     m = re.search(r"release (\d+\.\d+)", out)
@@ -59,7 +59,7 @@ def driver_version() -> str | None:
     """The NVIDIA driver's version as nvidia-smi reports it, or None when it does not answer."""
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout.split()
+                             capture_output=True, text=True, timeout=30, check=False).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return None
     return out[0] if out else None
@@ -72,7 +72,7 @@ def _triton_bin() -> Path | None:
     spec = importlib.util.find_spec("triton")
     if not spec or not spec.submodule_search_locations:
         return None
-    folder = Path(list(spec.submodule_search_locations)[0], "backends", "nvidia", "bin")
+    folder = Path(next(iter(spec.submodule_search_locations)), "backends", "nvidia", "bin")
     return folder if folder.is_dir() else None
 
 
@@ -143,7 +143,7 @@ def configure() -> tuple[str, ...]:
         sys.modules["torch.utils.cpp_extension"].CUDA_HOME = home
     if not shutil.which("ninja"):
         try:
-            import ninja  # noqa: F401 - the pip package carries the binary
+            import ninja
 
             os.environ["PATH"] = ninja.BIN_DIR + os.pathsep + os.environ.get("PATH", "")
         except ImportError:

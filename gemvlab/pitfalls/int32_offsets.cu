@@ -1,11 +1,10 @@
-// Pitfall (notebook 04): a row offset computed in 32-bit int.
+// Pitfall: a row offset computed in 32-bit int.
 //
-// Stage 2 with `int` where the stages use `long long`. row * K is an int product: at
-// M = 2048, K = 2^20 the largest, 2047 * 2^20, still fits below 2^31 - 1; add one row and
-// row 2048 computes 2048 * 2^20 = 2^31, which does not fit in an int. Signed overflow is
-// undefined behaviour in C++; a build that wraps it to -2^31 (the usual outcome; the SASS is
-// not shown) makes the block read 8 GiB *before* A: a fault if nothing is mapped there,
-// silently wrong numbers if something is (notebook 04 shows which).
+// Stage 2 with `int` where the stages use `long long`. row * K is an int product: at M = 2048,
+// K = 2^20 the largest, 2047 * 2^20, still fits below 2^31 - 1; add one row and row 2048 computes
+// 2048 * 2^20 = 2^31, which does not fit in an int. Signed overflow is undefined behaviour in C++;
+// where it wraps to -2^31 (the usual outcome), the block reads 8 GiB *before* A: a fault if
+// nothing is mapped there, silently wrong numbers if something is.
 #include <cuda_runtime.h>
 
 __global__ void gemv_int32_offsets(const float* __restrict__ A, const float* __restrict__ B,

@@ -1,14 +1,10 @@
-// Pitfall (notebook 02): a shared array sized for one block size, launched with another.
+// Pitfall: a shared array sized for one block size, launched with another.
 //
-// This is stage 2 with one change: the shared array is declared with a fixed size of 256
-// floats instead of being sized at launch. With 256 threads it is right. The demo launches
-// it with 1024: threads 256..1023 write past the end of the array's 1 KiB, and past the
-// block's shared memory (compute-sanitizer, notebook 02, reports thread t writing at 0x400 +
-// 4 t for the threads in its excerpt: the array starts after the 1 KiB the system reserves per
-// block on sm_90, so by that address every thread from t = 256 on writes past the array's end;
-// one run's report is printed). What such a write does depends on where it lands; in the demo's run the
-// kernel faulted (notebook 02 shows the error, and compute-sanitizer's first reports of
-// out-of-bounds write). Stage 2 avoids it with `extern __shared__` sized by the launch.
+// This is stage 2 with one change: the shared array is declared with a fixed size of 256 floats
+// instead of being sized at launch. With 256 threads it is right. Launched with 1024, threads
+// 256..1023 write past the end of the array and of the block's shared memory; what such a write
+// does depends on where it lands (compute-sanitizer names the thread and the address). Stage 2
+// avoids it with `extern __shared__`, sized by the launch.
 #include <cuda_runtime.h>
 
 __global__ void gemv_smem_256(const float* __restrict__ A, const float* __restrict__ B,

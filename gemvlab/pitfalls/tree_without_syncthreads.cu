@@ -1,4 +1,4 @@
-// Pitfall (notebook 02): a shared-memory tree without __syncthreads() between its levels.
+// Pitfall: a shared-memory tree without __syncthreads() between its levels.
 //
 // Stage 2 with every barrier of the tree removed: the one before it and the ones between its
 // levels. A thread may now read partial[t + s]
@@ -33,7 +33,7 @@ extern "C" int launch_tree_no_sync(const float* A, const float* B, float* C, lon
 
 // Not part of the bug: a kernel that leaves a known value (0 or NaN) in every slot of its own
 // dynamic shared array (same size and launch shape), so that a later racing kernel whose blocks
-// land in the same shared memory picks it up; where they land is not controlled or measured.
+// land in the same shared memory picks it up (where blocks land is not controlled).
 __global__ void fill_shared(int nan) {
     extern __shared__ float slots[];
     const float value = nan ? __int_as_float(0x7fc00000) : 0.0f;

@@ -25,9 +25,17 @@ import time
 
 import torch
 
-from . import bench, occupancy, results, toolchain
-from .checks import GemvInputError
-from .kernels import STAGES, build_all, gemv, get_stage
+from ..api import gemv
+from ..checks import GemvInputError
+from ..gpu import occupancy
+from ..kernels import build_all
+from ..measure import bench, ceiling
+from ..measure.accuracy import random_inputs, reference
+from ..measure.timing import MIN_LAUNCHES, TIMER
+from ..native import toolchain
+from ..stages import STAGES, get_stage
+from . import schema as results
+from . import views
 
 HEADLINE = (2048, 1048576)
 #: The reference sweep (../shared/reference/README.md): few long rows to many short ones.
@@ -44,12 +52,7 @@ STEPS = (("3 vectorized", "vectorized", 0), ("4a + shuffle reduction", "warp_shu
          ("4b + 2 loads in flight", "warp_shuffle_l1", 2), ("4 + A past the L1", "warp_shuffle", 2))
 STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 1024)), ((128, 2097152), (256, 1024)))
 #: The explorer grid (notebook 05's sliders) and shapes outside the reference sweep, where the
-#: dispatcher's bar is checked too. The rule was tuned in tools/explore/h200-dispatch-round1.txt
-#: and round4 to round6 (some of these shapes among them); the five from 6 x 25,000,000 to 40 x
-#: 6,000,001 were in none of those. The last ten came with the split for a part-full last wave
-#: and row tiles' two rows per thread, shapes of rounds 19 to 25: most where the rule before those
-#: changes missed the bar, some by far (1,200 x 200,003: 0.67 of the read ceiling, 10,000,000 x 8:
-#: 0.75), and 1,700 x 140,000, where a split can lose to one block per row.
+#: dispatcher's bar is checked too (docs/design/dispatch.md says which the rule was tuned on).
 EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
 EXPLORER_K = (128, 1024, 8192, 65536, 1048576, 16777216)
 OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1_000_000, 257),
@@ -64,8 +67,8 @@ EXPLORER_MAX_ELEMENTS = 2**30
 #: not timed (20 launches would take minutes) and the row says how long one would take.
 NAIVE_LIMIT_S = 1.0
 
-SWEEP_TIMING = dict(warmup_ms=10, rep_ms=60)
-HEADLINE_TIMING = dict(warmup_ms=50, rep_ms=400)
+SWEEP_TIMING = {"warmup_ms": 10, "rep_ms": 60}
+HEADLINE_TIMING = {"warmup_ms": 50, "rep_ms": 400}
 HEADLINE_ROUNDS = 5  # the stage table: every version visited in turn, 5 times
 SHAPE_ROUNDS = 3
 
@@ -98,15 +101,15 @@ def new_doc(source: str) -> dict:
         "schema": results.SCHEMA, "source": source,
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "seconds": None,
         "machine": machine_info(),
-        "timer": {"name": bench.TIMER, "statistic": "median",
-                  "min_launches": bench.MIN_LAUNCHES, "l2_flushed": True},
+        "timer": {"name": TIMER, "statistic": "median",
+                  "min_launches": MIN_LAUNCHES, "l2_flushed": True},
         "headline": {"M": HEADLINE[0], "K": HEADLINE[1]}, "runs": [], "resources": {}, "sass": None,
     }
 
 
 def row(study, kind, stage, M, K, status="ok", note="", measured: dict | None = None, **fields) -> dict:
     """A row with every key of the schema: the identity given here, the numbers from `measured`
-    (a bench.measure_* result) and any other `fields` (block, variant)."""
+    (a gemvlab.measure.bench measurement) and any other `fields` (block, variant)."""
     out = {k: None for k in results.ROW_KEYS}
     out.update({k: v for k, v in {**(measured or {}), **fields}.items() if k in results.ROW_KEYS})
     number = get_stage(stage).number if kind == "stage" else None
@@ -138,10 +141,10 @@ def as_row(study: str, m: dict) -> dict:
     note = ""
     if m["kind"] == "read_ceiling":
         how = "one block per row" if m["variant"] == 0 else f"a grid of {m['variant']} blocks striding over A"
-        note = (f"the fastest of {len(bench.ceiling_configs(m['M'], m['K']))} read-only passes: {how}, "
+        note = (f"the fastest of {len(ceiling.ceiling_configs(m['M'], m['K']))} read-only passes: {how}, "
                 f"{m['block']} threads per block")
         m = {**m, "variant": None}
-    elif m["n"] < bench.MIN_LAUNCHES:
+    elif m["n"] < MIN_LAUNCHES:
         note = f"only {m['n']} launches: each takes {m['ms']:.0f} ms"
     return row(study, m["kind"], m["stage"], m["M"], m["K"], note=note, measured=m)
 
@@ -174,7 +177,7 @@ def naive_blocks(M: int, blocks=BLOCKS) -> list[int]:
 def naive_launch_seconds(A, B, block) -> float:
     """How long one naive launch on A would take, timed on the first 1/16 of K and scaled
     (one thread per row walks its row serially, so the time is proportional to K)."""
-    M, K = A.shape
+    _M, K = A.shape
     k = max(1024, K // 16)
     a, b = A[:, :k].contiguous(), B[:k].contiguous()
     gemv(a, b, "naive", block)
@@ -202,7 +205,7 @@ def sweep(study, A, B, ref, variants: dict, blocks=BLOCKS, naive: bool = True, *
                     out.append(measure(study, st, A, B, ref, block, 0, budget_s=30, **timing))
                 say(_line(out[-1]))
             continue
-        for variant in variants.get(st.name, (st.default_variant,)):
+        for variant in variants.get(st.name, (st.default,)):
             for block in blocks:
                 out.append(measure(study, st, A, B, ref, block, variant, **timing))
                 say(_line(out[-1]))
@@ -223,7 +226,7 @@ def best_configs(sweep_rows: list[dict]) -> dict:
     """stage -> (block, variant) of its fastest ok row."""
     out = {}
     for st in STAGES:
-        b = results.best([r for r in sweep_rows if r["stage"] == st.name])
+        b = views.best([r for r in sweep_rows if r["stage"] == st.name])
         if b:
             out[st.name] = (b["block"], b["variant"] or 0)
     return out
@@ -265,7 +268,7 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
     if not torch.cuda.is_available():
         raise SystemExit("gemvlab record needs a CUDA GPU; on this machine `python -m gemvlab table` "
                          "shows the recorded results instead")
-    from . import latency, overhead, profile
+    from ..measure import latency, overhead, profile
 
     start = time.time()
     doc = new_doc("recorded")
@@ -276,8 +279,8 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
     doc["machine"]["memory"] = latency.measure(far_bytes=4 * headline[0] * headline[1])
     say(f"memory: {doc['machine']['memory']}")
     M, K = headline
-    A, B = bench.random_inputs(M, K)
-    ref = bench.reference(A, B)
+    A, B = random_inputs(M, K)
+    ref = reference(A, B)
     say(f"headline shape M={M} K={K}: block sweep")
     swept = sweep("block_sweep", A, B, ref, HEADLINE_VARIANTS, **SWEEP_TIMING)
     doc["runs"] += swept
@@ -286,23 +289,23 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
     head = compare_study("headline", A, B, ref, best_configs(swept), HEADLINE_ROUNDS, **HEADLINE_TIMING)
     doc["runs"] += head
     say("headline: the kernels torch.matmul launches (torch.profiler)")
-    doc["profiles"] = {"torch.matmul": _try("profile", lambda: {
+    doc["profiles"] = {"torch.matmul": _try("profile", lambda A=A, B=B: {
         "M": M, "K": K, "kernels": profile.kernels_of(lambda: torch.matmul(A, B))})}
     for (m, k), blocks in STEP_SHAPES:
         say(f"stage 4 taken apart at M={m} K={k}")
         if (m, k) != (M, K):
             del A, B, ref
             torch.cuda.empty_cache()
-            A, B = bench.random_inputs(m, k)
-            ref = bench.reference(A, B)
+            A, B = random_inputs(m, k)
+            ref = reference(A, B)
         doc["runs"] += steps_study(A, B, ref, blocks)
     results.save(doc, partial)
     del A, B, ref
     torch.cuda.empty_cache()
     for M, K in shapes:
         say(f"shape M={M} K={K}")
-        A, B = bench.random_inputs(M, K)
-        ref = bench.reference(A, B)
+        A, B = random_inputs(M, K)
+        ref = reference(A, B)
         if (M, K) == tuple(headline):  # the stages were swept above, in this run: not again
             note = "the headline shape: copied from this run's block sweep"
             rows_ = [dict(r, study="shapes", note=r["note"] or note) for r in swept
@@ -317,8 +320,8 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
         torch.cuda.empty_cache()
     for M, K in (explorer_shapes() if explorer is None else explorer):
         say(f"explorer M={M} K={K}")
-        A, B = bench.random_inputs(M, K)
-        ref = bench.reference(A, B)
+        A, B = random_inputs(M, K)
+        ref = reference(A, B)
         doc["runs"] += compare_study("explorer", A, B, ref, [], SHAPE_ROUNDS, gemv=True, warmup_ms=5, rep_ms=30)
         del A, B, ref
         torch.cuda.empty_cache()
@@ -326,13 +329,13 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
     say("the cost of a gemv call")
     doc["overhead"] = [_try("overhead", lambda m=m, k=k: overhead.measure(m, k)) for m, k in ((4096, 4096), (1024, 1024))]
     if counters:
-        from . import counters as ncu
+        from ..measure import counters as ncu
 
         say("Nsight Compute counters at the headline shape")
         doc["counters"] = _try("ncu", lambda: {"M": headline[0], "K": headline[1],
                                                "rows": ncu.run(*headline, timeout=150), "kernels": [k[0] for k in ncu.KERNELS]})
     if pitfalls:
-        from . import pitfalls as pf
+        from .. import pitfalls as pf
 
         say("pitfalls, each in a child process")
         doc["pitfalls"] = pf.run_all()
@@ -347,7 +350,7 @@ def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, con
     """A live results document with only the headline study, for stages 1..upto: each stage at
     its best configuration from the recorded file when that came from this GPU, else at the
     stage's default. Used by the notebooks and `gemvlab table` on a GPU."""
-    from . import latency
+    from ..measure import latency
 
     doc = new_doc("live")
     full = HEADLINE if M is None else (M, K)
@@ -365,13 +368,13 @@ def live_headline(upto: int = 5, M: int | None = None, K: int | None = None, con
         if st.name in configs:
             continue
         if recorded and recorded["machine"]["gpu"] == doc["machine"]["gpu"]:
-            r = next((r for r in results.headline(recorded)["stages"] if r["stage"] == st.name), None)
+            r = next((r for r in views.headline(recorded)["stages"] if r["stage"] == st.name), None)
             if r:
                 configs[st.name] = (r["block"], r["variant"] or 0)
                 continue
-        configs[st.name] = (st.default_block, st.default_variant)
-    A, B = bench.random_inputs(M, K)
-    ref = bench.reference(A, B)
+        configs[st.name] = (st.default_block, st.default)
+    A, B = random_inputs(M, K)
+    ref = reference(A, B)
     chosen = {k: v for k, v in configs.items() if get_stage(k).number <= upto}
     doc["runs"] = compare_study("headline", A, B, ref, chosen, rounds, **(timing or HEADLINE_TIMING))
     return doc

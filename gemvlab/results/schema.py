@@ -12,7 +12,7 @@ A results document (``schema: "gemvlab-results/2"``)::
                   "torch": "2.11.0+cu130", "cuda": "13.0", "nvcc": "13.0", "triton": "3.6.0",
                   "python": "3.12.3", "datasheet_GBps": 4800, "sm_limits": {...},
                   "memory": {"dram_latency_ns", "far_latency_ns", "l2_latency_ns", "sm_clock_mhz",
-                             "empty_launch_us", ...}},           # gemvlab.latency.measure()
+                             "empty_launch_us", ...}},           # gemvlab.measure.latency.measure()
       "timer": {"name": "CUDA events around each launch, L2 flushed before it by reading 256 MiB",
                 "statistic": "median", "min_launches": 20, "l2_flushed": true},
       "headline": {"M": 2048, "K": 1048576},
@@ -21,9 +21,9 @@ A results document (``schema: "gemvlab-results/2"``)::
                                      spill_store_bytes, spill_load_bytes}}},
       "sass": {stage: {kernel: {global_loads: {"128": 10}, local_loads, ...}}} | null,
       "pitfalls": {demo: {"events": [...], ...}},       # optional
-      "profiles": {"torch.matmul": {"M", "K", "kernels": [...]}},   # optional (gemvlab.profile)
-      "counters": {"M", "K", "rows": [...]} | {"error": str},      # optional (gemvlab.counters, ncu)
-      "overhead": [{"M", "K", "kernel_us", "gemv_us", ...}]         # optional (gemvlab.overhead)
+      "profiles": {"torch.matmul": {"M", "K", "kernels": [...]}},   # optional (gemvlab.measure.profile)
+      "counters": {"M", "K", "rows": [...]} | {"error": str},      # optional (gemvlab.measure.counters, ncu)
+      "overhead": [{"M", "K", "kernel_us", "gemv_us", ...}]         # optional (gemvlab.measure.overhead)
     }
 
 A row is one configuration measured once::
@@ -37,7 +37,7 @@ A row is one configuration measured once::
      "n": int | null, "timer": str | null,                        # launches timed
      "GBps": float | null,      # bytes_moved(M, K) / ms; the read ceiling counts A's bytes
      "rel_err": float | null,   # ||C - C64|| / ||C64|| against float64
-     "chosen": str | null,      # dispatch rows: the plan gemv chose (dispatch.Plan.name)
+     "chosen": str | null,      # dispatch rows: the plan gemv chose (gemvlab.dispatch.plan.Plan.name)
      "note": str}               # why a row is not "ok", or how it was measured
 
 "headline" rows are the final same-run comparison at the headline shape: every stage at its
@@ -143,100 +143,3 @@ def save(doc: dict, path) -> None:
 def label(doc: dict) -> str:
     """'recorded on NVIDIA H200, 2026-11-29' or 'live on ...': said beside every number shown."""
     return f"{doc['source']} on {doc['machine']['gpu']}, {doc['date'][:10]}"
-
-
-# ---- views ---------------------------------------------------------------------------------
-
-def rows(doc: dict, study: str | None = None, kind: str | None = None, stage: str | None = None,
-         M: int | None = None, K: int | None = None, ok: bool = False) -> list[dict]:
-    return [r for r in doc["runs"]
-            if (study is None or r["study"] == study) and (kind is None or r["kind"] == kind)
-            and (stage is None or r["stage"] == stage) and (M is None or r["M"] == M)
-            and (K is None or r["K"] == K) and (not ok or r["status"] == "ok")]
-
-
-def by_kind(found: list[dict]) -> dict:
-    """The first row of each kind among `found`: {"dispatch": row, "torch_matmul": row, ...}."""
-    out = {}
-    for r in found:
-        out.setdefault(r["kind"], r)
-    return out
-
-
-def best(candidates: list[dict]) -> dict | None:
-    good = [r for r in candidates if r["status"] == "ok"]
-    return min(good, key=lambda r: r["ms"]) if good else None
-
-
-def headline(doc: dict) -> dict:
-    """{'stages': [row per stage in order], 'torch': row, 'ceiling': row} of the headline study."""
-    found = rows(doc, "headline")
-    stages = sorted((r for r in found if r["kind"] == "stage"), key=lambda r: r["number"])
-    kinds = by_kind(found)
-    return {"stages": stages, "torch": kinds.get("torch_matmul"), "ceiling": kinds.get("read_ceiling")}
-
-
-def block_sweep(doc: dict, stage: str, variant: int | None = None) -> list[dict]:
-    """The headline-shape rows of one stage (one variant), by block size."""
-    found = [r for r in rows(doc, "block_sweep", stage=stage) if variant is None or r["variant"] == variant]
-    return sorted(found, key=lambda r: (r["variant"] or 0, r["block"]))
-
-
-def shapes(doc: dict, study: str = "shapes") -> list[tuple[int, int]]:
-    """The (M, K) of a study's rows, in the order they were measured."""
-    seen = []
-    for r in rows(doc, study):
-        if (r["M"], r["K"]) not in seen:
-            seen.append((r["M"], r["K"]))
-    return seen
-
-
-def shape_summary(doc: dict, M: int, K: int) -> dict:
-    """Per shape: the read ceiling, torch.matmul and each stage's row from the round-robin
-    comparison ("shape_best"), or, for a stage without one, why it has no time."""
-    best_rows = rows(doc, "shape_best", M=M, K=K) or rows(doc, "explorer", M=M, K=K)
-    kinds = by_kind(best_rows)
-    out = {"ceiling": kinds.get("read_ceiling"), "torch": kinds.get("torch_matmul"), "gemv": kinds.get("dispatch"),
-           "stages": {}}
-    for r in best_rows:
-        if r["kind"] == "stage":
-            out["stages"][r["stage"]] = r
-    for r in rows(doc, "shapes", kind="stage", M=M, K=K):  # stages that never ran: say why
-        out["stages"].setdefault(r["stage"], r)
-    out["stages"] = dict(sorted(out["stages"].items(), key=lambda kv: kv[1]["number"]))
-    return out
-
-
-def steps(doc: dict, M: int | None = None) -> list[dict]:
-    """The "steps" rows (stage 4 taken apart), in the order they were measured."""
-    return rows(doc, "steps", M=M)
-
-
-def timed_twice(doc: dict) -> tuple[dict, dict]:
-    """The kernels one record timed twice at the headline shape, minutes apart: {name: row} from
-    the stage table ("headline") and from the shape sweep ("shape_best"), for the names in both."""
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    first = {r["stage"]: r for r in rows(doc, "headline", ok=True)}
-    again = {r["stage"]: r for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
-    return {k: r for k, r in first.items() if k in again}, {k: again[k] for k in first if k in again}
-
-
-def run_drift(doc: dict, max_spread: float | None = None) -> float | None:
-    """How far the ratio between two of gemvlab's kernels (and the read ceiling) moved between the
-    two times one record timed them at the headline shape (the stage table, then the shape sweep,
-    minutes apart): over all pairs, the largest factor by which a ratio grew or shrank, minus 1.
-    A step smaller than this is seen within one record, not shown to repeat. torch.matmul is left
-    out: its own spread is wider, and none of the steps it judges involve it. `max_spread` keeps
-    only kernels whose quartiles are at most that fraction of the median wide in both timings."""
-    first, again = timed_twice(doc)
-
-    def tight(r):
-        return max_spread is None or (r["q75_ms"] - r["q25_ms"]) <= max_spread * r["ms"]
-
-    both = [k for k in first if k != "torch.matmul" and tight(first[k]) and tight(again[k])]
-    moves = [first[a]["ms"] / first[b]["ms"] / (again[a]["ms"] / again[b]["ms"]) for a in both for b in both if a < b]
-    return max(max(q, 1 / q) - 1 for q in moves) if moves else None  # the same whichever is a
-
-
-def explorer_shapes(doc: dict) -> list[tuple[int, int]]:
-    return shapes(doc, "explorer")

@@ -4,12 +4,12 @@ over the first."""
 
 from __future__ import annotations
 
-from . import results
+from . import schema, views
 
 
 def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     """Headline rows with the derived columns. `upto` keeps stages 1..upto (for the notebooks)."""
-    head = results.headline(doc)
+    head = views.headline(doc)
     ceiling, torch_row = head["ceiling"], head["torch"]
     out, first, prev = [], None, None
     for r in head["stages"]:
@@ -67,15 +67,15 @@ def _variant(row) -> str:
 def format_table(doc: dict, upto: int | None = None) -> str:
     """The stage table as text, with torch.matmul, the read ceiling and where numbers come from."""
     table = stage_table(doc, upto)
-    head = results.headline(doc)
-    lines = [f"{'stage':<31}{'ms':>9}{'quartiles':>17}{'GB/s':>7}{'of ceiling':>11}{'step':>8}{'cumul.':>8}"
-             f"{'vs torch':>9}{'rel. error':>11}"]
+    head = views.headline(doc)
+    lines = [(f"{'stage':<31}{'ms':>9}{'quartiles':>17}{'GB/s':>7}{'of ceiling':>11}{'step':>8}{'cumul.':>8}"
+             f"{'vs torch':>9}{'rel. error':>11}")]
 
     def fmt(x, spec, suffix=""):
         return "" if x is None else format(x, spec) + suffix
 
     rows = {r["stage"]: r for r in head["stages"]}
-    drift = results.run_drift(doc)
+    drift = views.run_drift(doc)
     prev, marked = None, False
     for t in table:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
@@ -104,7 +104,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
                  + (f", '~' where the step is within the {drift:.2%} by which ratios moved between two timings "
                     f"in this run (not shown to repeat)" if marked else "")
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
-    lines.append(f"source: {results.label(doc)}")
+    lines.append(f"source: {schema.label(doc)}")
     return "\n".join(lines)
 
 
@@ -122,9 +122,9 @@ def shape_rows(doc: dict) -> list[dict]:
     4(MK + K + M) for a GEMV, 4MK for the ceiling, which reads A alone)."""
     out = []
     for study in ("shape_best", "explorer"):
-        for M, K in results.shapes(doc, study):
-            found = results.rows(doc, study, M=M, K=K, ok=True)
-            kinds = results.by_kind(found)
+        for M, K in views.shapes(doc, study):
+            found = views.rows(doc, study, M=M, K=K, ok=True)
+            kinds = views.by_kind(found)
             torch_row, ceiling, gemv = kinds.get("torch_matmul"), kinds.get("read_ceiling"), kinds.get("dispatch")
             for r in found:
                 out.append({
@@ -152,5 +152,5 @@ def format_shapes(doc: dict, kernels=("gemv", "torch.matmul", "read ceiling")) -
                      f"{r['ms']:>9.4f}{r['GBps']:>8.0f}{r['vs_torch'] or 0:>9.2f}x{r['vs_ceiling'] or 0:>12.3f}  "
                      + (r["chosen"] if r["kernel"] == "gemv" else ""))
         last = shape
-    lines.append(f"source: {results.label(doc)}; vs ceiling compares bandwidth (bytes moved / time)")
+    lines.append(f"source: {schema.label(doc)}; vs ceiling compares bandwidth (bytes moved / time)")
     return "\n".join(lines)

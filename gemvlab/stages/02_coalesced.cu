@@ -1,22 +1,15 @@
 // Stage 2 - coalesced: one block per row.
 //
-// Change from stage 1: all threads of a block share one row. Thread t reads
-// elements t, t + blockDim.x, t + 2*blockDim.x, ... so at each step the 32
-// threads of a warp read 32 neighbouring floats: 128 contiguous bytes (four
-// 32-byte sectors, every byte used, where the row starts 32-byte aligned, as at
-// the headline shape; a fifth sector, partly used, where it does not): coalesced. There are now M blocks: 2048
-// at the headline shape, 15.5 per SM on 132 SMs, so small blocks leave each SM
-// short of warps (notebook 02 shows what the grid leaves on the SMs).
+// Change from stage 1: all threads of a block share one row. Thread t reads elements t,
+// t + blockDim.x, t + 2 * blockDim.x, ... so at each step the 32 threads of a warp read 32
+// neighbouring floats, 128 contiguous bytes: one load instruction, few cache lines (coalesced).
+// There are now M blocks, so many more warps can be resident than stage 1's M / 32.
 //
-// Each thread ends with a partial sum; the block adds them in shared memory as a
-// tree: half the threads add the other half's values, then half of those, ...
-// Rules this tree depends on (breaking each is shown in notebook 02):
-//  * the shared array holds blockDim.x floats: it is sized at launch (the third
-//    launch parameter), so it always matches the block size;
-//  * blockDim.x is a power of two, or the halving skips elements
-//    (gemvlab checks this before launching);
-//  * a __syncthreads() between levels, or a thread reads a value its
-//    neighbour has not written yet.
+// Each thread ends with a partial sum; the block adds them in shared memory as a tree: half the
+// threads add the other half's values, then half of those, ... The tree's rules:
+//  * the shared array holds blockDim.x floats: it is sized at launch (the third launch parameter);
+//  * blockDim.x is a power of two, or the halving skips elements (checked before launch);
+//  * a __syncthreads() between levels, or a thread reads a value not written yet.
 #include <cuda_runtime.h>
 
 __global__ void gemv_coalesced(const float* __restrict__ A, const float* __restrict__ B,

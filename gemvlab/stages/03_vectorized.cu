@@ -1,15 +1,13 @@
 // Stage 3 - vectorized: float4 loads of A and B.
 //
-// Change from stage 2: each thread loads four floats at once (a float4, 16
-// bytes) from A and from B. A warp still reads contiguous memory, now 512 bytes
-// per instruction, and issues a quarter of the load instructions: in the SASS
-// the loads become LDG.E.128 instead of LDG.E.
+// Change from stage 2: each thread loads four floats at once (a float4, 16 bytes) from A and from
+// B. A warp reads 512 contiguous bytes per instruction and issues a quarter of the load
+// instructions: in the SASS the loads become LDG.E.128 instead of LDG.E.
 //
-// A float4 load must read from an address that is a multiple of 16 bytes.
-// That holds when A and B start 16-byte aligned and K % 4 == 0 (every row then
-// starts 16-byte aligned too). gemvlab checks both before launching and raises
-// an error naming the fix; a raw kernel given a misaligned pointer stops with
-// "misaligned address" (notebook 03 shows it). The reduction is stage 2's tree.
+// A float4 load must read from an address that is a multiple of 16 bytes. That holds when A and
+// B start 16-byte aligned and K % 4 == 0 (every row then starts aligned too). gemvlab checks both
+// before launching and raises an error naming the fix; a raw kernel given a misaligned pointer
+// stops with "misaligned address". The reduction is stage 2's tree.
 #include <cuda_runtime.h>
 
 __global__ void gemv_vectorized(const float* __restrict__ A, const float* __restrict__ B,

@@ -1,52 +1,17 @@
-// Stage 4 - warp shuffle: float4 loads, several loads in flight, a reduction
-// through registers instead of a shared-memory tree, and A read past the L1.
+// Stage 4 - warp shuffle: float4 loads, several loads in flight, a reduction through registers
+// instead of a shared-memory tree, and A read past the L1.
 //
-// Changes from stage 3 (notebook 03 measures them one at a time, each on top of the
-// ones before: LOADS = 1 with
-// A_PAST_L1 = false is stage 3 with the new reduction (and this file's loop, which at one
-// load per trip issues the same loads of A); LOADS = 2 adds loads in
-// flight; A_PAST_L1 = true, the stage itself, adds the cache hint):
-//  * Reduction. __shfl_down_sync lets a thread read a register of another
-//    thread in its warp, so a warp adds its 32 partial sums in 5 steps with no
-//    shared memory and no barrier. Only one value per warp goes through shared
-//    memory, and one __syncthreads() remains (stage 3 has log2(blockDim.x) + 1).
-//    The full mask 0xffffffff promises that all 32 lanes take part: every warp
-//    must be complete, so blockDim.x is a multiple of 32 (checked before launch).
-//  * Loads in flight. Each trip round the loop has LOADS independent float4
-//    loads of A (and of B), written before any of them is used, into separate
-//    accumulators, so that one thread can keep several loads of A travelling
-//    at once and fewer warps are needed for the same bytes in flight. How many
-//    the compiled code really issues before its first use is ptxas's choice:
-//    2 of A for LOADS = 2, 4 and 8 (notebook 03 counts them in the SASS).
-//  * A past the L1. Each byte of A is used once; each byte of B is used by
-//    every block. A load with the default caching (here LDG.E.128.CONSTANT,
-//    the read-only path) caches A's lines in the SM's L1, where they can
-//    push out lines of B that other blocks on the SM will read. __ldcg ("cache
-//    global", LDG.E.128.STRONG.GPU) loads A without caching it in the L1 (the load still passes
-//    through it). At the headline shape the L1 hit rate over all sectors rose
-//    from 41% to 44% (A's lines are never reused, so the hits are B's); in time
-//    it took 2.8% less at 32 threads, 1.6% at 64 and 2.0% at 128, each beyond
-//    the quartiles and beyond the 0.79% by which ratios moved between two
-//    timings in the same record, and tied at 256 (0.3% less, quartiles
-//    overlapping) (one record; the record before it, tools/explore/final17,
-//    measured 3.2, 1.3, 1.8 and 1.7% less). Where rows are few it did not pay:
-//    at 16 rows it took 0.9 and 1.1% more (256 and 1024 threads), just beyond
-//    that drift, and at 128 rows it tied (0.6% more, within the drift, and the
-//    same) (notebook 03).
-//    That the hit rate is the cause of the gain is the intent, not shown: the
-//    counters show the two side by side. Under Nsight Compute, one launch each
-//    at 256 threads, __ldcg took 1.1% less time: one launch each, no verdict.
-//    B's loads keep the default caching (the compiler reads B through the
-//    read-only path, LDG.E.128.CONSTANT).
-//
-// Registers set how many blocks fit on an SM: at LOADS = 2 the kernel needs 32
-// registers, so 2048 threads fit; at LOADS = 4 it needs 40, and registers are
-// handed out per warp in each quarter of the SM (16,384 per quarter, 1,280 per
-// warp: 12 warps), so 48 warps, 1536 threads, fit (for blocks of 64 to 512
-// threads: at 32 threads the 32-block limit and at 1024 whole blocks leave 32
-// warps; notebook 03's occupancy table). Fewer resident blocks means
-// more waves of blocks, and a last wave that can be nearly empty: notebook 03
-// computes both for each block size.
+// Changes from stage 3 (notebook 03 takes them one at a time):
+//  * Reduction: __shfl_down_sync reads a register of another lane of the warp, so a warp adds its
+//    32 sums in 5 steps, with no shared memory and no barrier; one value per warp goes through
+//    shared memory, behind one __syncthreads(). The full mask 0xffffffff promises that all 32
+//    lanes take part, so blockDim.x is a multiple of 32 (checked before launch).
+//  * Loads in flight: each trip has LOADS independent float4 loads of A (and of B) written before
+//    any is used, so one thread keeps several loads travelling at once. How many the compiled code
+//    issues before the first use is ptxas's choice (notebook 03 counts them in the SASS).
+//  * A past the L1: each byte of A is used once, each byte of B by every block. __ldcg ("cache
+//    global") loads A without keeping its lines in the L1, which is left to B.
+// Registers set how many blocks fit on an SM: more LOADS, more registers, fewer resident warps.
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -118,15 +83,14 @@ int launch(const float* A, const float* B, float* C, long long M, long long K, i
     return (int)cudaGetLastError();
 }
 
-// Stage 4. `variant` is LOADS, the float4 loads of A per thread per trip in the source (ptxas
-// issues 2 of them before the first use for LOADS = 2, 4 and 8: see above).
+// Stage 4. `variant` is LOADS, the float4 loads of A per thread per trip in the source.
 extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, long long M,
                                    long long K, int block, int variant, cudaStream_t stream) {
     return launch<true>(A, B, C, M, K, block, variant, stream);
 }
 
-// Stage 4 with A loaded with the default caching (LDG.E.128.CONSTANT, through the L1): the steps
-// between stage 3 and stage 4.
+// Stage 4 with A loaded with the default caching (through the L1): the steps between stage 3 and
+// stage 4.
 extern "C" int launch_warp_shuffle_through_l1(const float* A, const float* B, float* C, long long M,
                                               long long K, int block, int variant, cudaStream_t stream) {
     return launch<false>(A, B, C, M, K, block, variant, stream);

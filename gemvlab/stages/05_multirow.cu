@@ -1,23 +1,13 @@
 // Stage 5 - multirow: ROWS rows per block, each load of B used ROWS times.
 //
-// Change from stage 4: a block computes ROWS neighbouring rows. Each trip round
-// the loop a thread loads one float4 of B and the float4s at the same column
-// of its ROWS rows of A, so every B load serves ROWS rows and the ROWS loads of A
-// are independent: all could be in flight at once, though for ROWS >= 2 the
-// compiled code issues fewer before the first use (1 for ROWS 1 to 4: notebook
-// 04 counts them in the SASS). A is read past the L1 (__ldcg), as in stage 4.
+// Change from stage 4: a block computes ROWS neighbouring rows. Each trip a thread loads one float4
+// of B and the float4s at the same column of its ROWS rows of A, so every load of B serves ROWS
+// rows, and the ROWS loads of A are independent. A is read past the L1 (__ldcg), as in stage 4.
 //
-// When it pays: where rows are short (K = 128: stages 2 to 4 all take about
-// the same time there whatever their loads, as a cost per block would make
-// them (not measured apart), and several rows per block make fewer blocks). At the headline shape B (4 MiB) fits in the
-// L2, so reuse can save little memory bandwidth (the counters show every
-// kernel that reads A reading under 1% beyond A and one read of B, and at 1024 threads
-// this one reading more from the L2, not less); with few rows (M = 16)
-// rows per block divide an already tiny grid. Notebook 04 measures all three.
-//
-// The cost: ROWS accumulators and ROWS float4s live in registers. As ROWS grows,
-// registers per thread grow, fewer blocks fit on an SM, and past the register
-// limit the compiler spills to local memory (the resource report shows it).
+// When it pays: where rows are short (fewer, fuller blocks) or B is too large to stay in the
+// caches between the blocks that read it. The cost: ROWS accumulators and ROWS float4s live in
+// registers; as ROWS grows, fewer blocks fit on an SM, and past the register limit the compiler
+// spills to local memory (the resource report shows it).
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum_rows(float v) {
@@ -41,8 +31,8 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         const float4 b = b4[i];  // loaded once, used ROWS times
         float4 a[ROWS];
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use (for ROWS >= 2 ptxas
-            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);  // issues fewer first: see above); rows past the end re-read the last
+        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use; rows past M re-read the last
+            a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
             acc[r] += a[r].x * b.x + a[r].y * b.y + a[r].z * b.z + a[r].w * b.w;

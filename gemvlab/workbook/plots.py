@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from . import results
-from .bench import bytes_moved
-from .table import stage_table
+from .. import results
+from ..measure.bench import bytes_moved
+from ..results.table import stage_table
 
 STAGE_COLOR = {"naive": "#bbbbbb", "coalesced": "#8fb3d9", "vectorized": "#4f8fce",
                "warp_shuffle": "#1f5fa8", "multirow": "#7a3fa0", "torch.matmul": "#e07b39"}

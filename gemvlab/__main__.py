@@ -1,0 +1,8 @@
+"""python -m gemvlab: the command line (gemvlab.cli)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Compiling .cu files and calling them: the toolchain, the build and its reports, the launch layer."""

@@ -1,0 +1,52 @@
+"""What the notebooks call, one function per kind of cell, live on a GPU and recorded otherwise.
+
+    from gemvlab import workbook as nb
+    ctx = nb.setup(upto=1)
+    nb.predict(ctx, "naive")
+
+The modules: context (setup, the two numbers, the model's inputs, pitfalls), source (code, diffs,
+registers, SASS), stage_cells (predictions, measurements, tables), torch_cells (what torch.matmul
+runs), dispatch_cells (the dispatcher per shape), sliders and plots. The pitfall demos are
+gemvlab.pitfalls.
+"""
+
+from .context import Context, model_inputs, pitfall, setup, sm_limits, two_numbers
+from .dispatch_cells import (
+                             dispatch_look_back,
+                             dispatch_misses,
+                             dispatch_table,
+                             explain_shape,
+                             one_kernel_every_shape,
+                             overhead_table,
+                             which_kernel,
+)
+from .sliders import block_slider, shape_slider
+from .source import build_report, loads_in_flight, sass_lines, show_diff, show_source
+from .stage_cells import (
+                             compare_rows,
+                             correctness,
+                             l1_fit,
+                             look_back,
+                             naive_with_thread_latency,
+                             occupancy_table,
+                             predict,
+                             prediction,
+                             serial_vs_tree_sum,
+                             shapes_table,
+                             spread,
+                             steps_table,
+                             sweep_model,
+                             sweep_span,
+                             sweep_table,
+                             table,
+                             twice,
+)
+from .torch_cells import counters, matmul_kernels, matmul_overhead
+
+__all__ = ["Context", "block_slider", "build_report", "compare_rows", "correctness", "counters", "dispatch_look_back",
+           "dispatch_misses", "dispatch_table", "explain_shape", "l1_fit", "loads_in_flight", "look_back",
+           "matmul_kernels", "matmul_overhead", "model_inputs", "naive_with_thread_latency", "occupancy_table",
+           "one_kernel_every_shape", "overhead_table", "pitfall", "predict", "prediction", "sass_lines",
+           "serial_vs_tree_sum", "setup", "shape_slider", "shapes_table", "show_diff", "show_source", "sm_limits",
+           "spread", "steps_table", "sweep_model", "sweep_span", "sweep_table", "table", "twice", "two_numbers",
+           "which_kernel"]

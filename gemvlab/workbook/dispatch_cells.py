@@ -1,0 +1,189 @@
+"""Cells of notebook 05: the dispatcher on every shape, its rule for one shape, its misses, and the
+cost of a call."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import results
+from ..kernels import get_stage
+from ..measure import model
+from ..measure.accuracy import random_inputs
+from ..measure.timing import time_round_robin
+from ..results.table import quartiles_overlap
+from .context import Context
+
+
+def which_kernel(doc: dict) -> None:
+    """Per shape of the sweep: the fastest stage, stages 4 and 5 at their best, the dispatcher
+    and torch.matmul, as ms and as a fraction of the read ceiling's time."""
+    print(f"{'M x K':>20}{'fastest stage (ms)':>32}{'stage 4':>10}{'stage 5':>10}{'gemv':>9}{'torch':>9}{'ceiling':>9}"
+          f"   [{results.label(doc)}; ms]")
+    for M, K in results.shapes(doc):
+        s = results.shape_summary(doc, M, K)
+        ok = {n: r for n, r in s["stages"].items() if r["status"] == "ok"}
+        best = min(ok.values(), key=lambda r: r["ms"]) if ok else None
+        cell = lambda r: f"{r['ms']:.3f}" if r and r.get("status") == "ok" else "n/a"
+        name = f"{best['stage']} {best['ms']:.3f}" if best else "none"
+        tied = [r["stage"] for r in ok.values() if r is not best and r["q25_ms"] <= best["q75_ms"]] if best else []
+        if tied:  # quartiles overlap: no single fastest
+            name = "tie: " + ", ".join([best["stage"], *tied])
+        print(f"{f'{M} x {K}':>20}{name:>32}{cell(ok.get('warp_shuffle')):>10}{cell(ok.get('multirow')):>10}"
+              f"{cell(s.get('gemv')):>9}{cell(s['torch']):>9}{cell(s['ceiling']):>9}")
+
+
+def dispatch_table(doc: dict, study: str = "shape_best") -> None:
+    """The dispatcher on the reference sweep (or the explorer grid): the kernel it chose, its time
+    beside torch.matmul and the read ceiling (quartiles in brackets), and the bar it is held to."""
+    l2 = doc["machine"]["l2_bytes"]
+    shapes = results.shapes(doc) if study == "shape_best" else results.explorer_shapes(doc)
+    print(f"{'M':>9}{'K':>11}  {'chosen':<38}{'gemv ms [quartiles]':>24}{'torch.matmul ms [quartiles]':>28}"
+          f"{'vs torch':>8}{'of ceiling BW':>14}  bar")
+    notes = []
+    for M, K in shapes:
+        kinds = results.by_kind(results.rows(doc, study, M=M, K=K, ok=True))
+        g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
+        if not g:
+            continue
+        notes += [g["note"]] if g.get("note") and g["note"] not in notes else []  # the dispatcher row's
+        big = 4 * (M * K + K) >= 4 * l2
+        vs_t = t["ms"] / g["ms"] if t else None
+        vs_c = g["GBps"] / c["GBps"] if c else None
+        bar = []
+        if t is not None:
+            bar.append("tie with torch" if quartiles_overlap(g, t) else "torch ok" if vs_t >= 1.0 else "SLOWER than torch")
+        if big and vs_c is not None:
+            bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
+        vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
+        t_text = f"{t['ms']:.4f} [{t['q25_ms']:.4f}-{t['q75_ms']:.4f}]" if t else "n/a"
+        print(f"{M:>9}{K:>11}  {g['chosen'][:37]:<38}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
+              f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
+    print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B are at least 4x "
+          f"the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth (the ceiling's counts A alone, "
+          f"gemv's B and C too, as many bytes as A at M = 1, so the ratio can pass 1; on small shapes presumably fixed "
+          f"costs dominate both times; within about 1% of 1 it is a tie with the ceiling)  [{results.label(doc)}]")
+    for note in notes:
+        print(f"note: {note}")
+
+
+def _launch_us(doc: dict) -> float:
+    """The model's cost per launch for the dispatcher: the recorded time of its smallest shape
+    (gemv at M = 1, K = 128, which moves almost nothing), in us."""
+    tiny = results.rows(doc, "explorer", M=1, K=128, kind="dispatch", ok=True)
+    return min((r["ms"] for r in tiny), default=0.0) * 1e3
+
+
+def explain_shape(ctx: Context, M: int, K: int) -> None:
+    """What gemv would do for an aligned M x K on this GPU (or the recorded one), the model's time
+    for it, and the recorded (or live) times beside torch.matmul."""
+    from .. import dispatch
+
+    device = dispatch.Device.of() if ctx.live else dispatch.Device.recorded(ctx.recorded)
+    plan = dispatch.choose(M, K, K, 0, 0, device)
+    print(plan.describe())
+    doc = ctx.recorded
+    found = results.rows(doc, "explorer", M=M, K=K, ok=True) or results.rows(doc, "shape_best", M=M, K=K, ok=True)
+    launch_us = _launch_us(doc)
+    p = model.predict_plan(plan, launch_us=launch_us, **model.machine_inputs(doc))
+    if p:
+        print(f"model: {p.ms:.4f} ms ({p.bound}; plus {launch_us:.1f} us per launch: the recorded time of the "
+              f"smallest shape, gemv at M = 1, K = 128, taken as the cost of a launch)")
+    kinds = results.by_kind(found)
+    g, t, c = kinds.get("dispatch"), kinds.get("torch_matmul"), kinds.get("read_ceiling")
+    if ctx.live:
+        A, B = random_inputs(M, K)
+        from ..api import gemv
+
+        timed = time_round_robin({"gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)},
+                                       rounds=2, warmup_ms=5, rep_ms=20)
+        print(f"live: gemv {timed['gemv'].ms:.4f} ms, torch.matmul {timed['torch.matmul'].ms:.4f} ms "
+              f"({timed['torch.matmul'].ms / timed['gemv'].ms:.2f}x)  [live on {torch.cuda.get_device_name()}]")
+        del A, B
+    elif g:
+        print(f"recorded: gemv {g['ms']:.4f} ms, torch.matmul {t['ms']:.4f} ms ({t['ms'] / g['ms']:.2f}x)"
+              + (f", read ceiling {c['ms']:.4f} ms" if c else "") + f"  [{results.label(doc)}]")
+    else:
+        print("not in the recorded explorer grid")
+
+
+def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
+    """Stage 4 (one block per row) on every shape of the sweep: what its grid leaves on the SMs,
+    the model's time and the recorded one."""
+    doc = ctx.recorded
+    inputs = model.machine_inputs(doc)
+    st = get_stage(stage)
+    print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
+    print("(model ms: A wave by wave at what its bytes in flight allow, capped by the read ceiling, plus B and C read "
+          "once at the read ceiling; GB/s per busy SM counts A once and B once per block: every block reads all of B)")
+    print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/busy SM':>15}{'waves':>7}"
+          f"{'model ms':>10}{'measured':>10}{'ratio':>7}{'GB/s per busy SM':>18}")
+    for M, K in results.shapes(doc):
+        r = results.shape_summary(doc, M, K)["stages"].get(st.name)
+        if not r or r["status"] != "ok":
+            print(f"{M:>9}{K:>11}  {st.name} does not run here ({r['status'] if r else 'not measured'})")
+            continue
+        p = model.predict(st, M, K, r["block"], r["variant"], **inputs)
+        print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.first_wave_warps_per_sm:>15.1f}"
+              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}{4 * K * (M + p.grid) / (r['ms'] * 1e6) / p.res.busy_sms:>18.0f}")
+
+
+def dispatch_look_back(ctx: Context) -> None:
+    """The model's time for the plan gemv chose on each shape of the sweep, beside the recorded one."""
+    from .. import dispatch
+
+    doc = ctx.recorded
+    device = dispatch.Device.recorded(doc)
+    inputs = model.machine_inputs(doc)
+    launch_us = _launch_us(doc)
+    print(f"{'M':>9}{'K':>11}  {'plan':<36}{'model ms':>10}{'measured':>10}{'ratio':>7}  model bound by")
+    for M, K in results.shapes(doc):
+        g = results.shape_summary(doc, M, K).get("gemv")
+        plan = dispatch.choose(M, K, K, 0, 0, device)
+        p = model.predict_plan(plan, launch_us=launch_us, **inputs)
+        if not g or not p:
+            continue
+        print(f"{M:>9}{K:>11}  {plan.name[:35]:<36}{p.ms:>10.4f}{g['ms']:>10.4f}{g['ms'] / p.ms:>7.2f}  {p.bound}")
+    print(f"({launch_us:.1f} us per launch: the recorded time of gemv at M = 1, K = 128)  [{results.label(doc)}]")
+
+
+def overhead_table(doc: dict) -> None:
+    """What a call costs beyond its kernel (gemvlab.overhead), as recorded."""
+    rows = [r for r in doc.get("overhead") or [] if "error" not in r]
+    if not rows:
+        print("no per-call timing recorded")
+        return
+    print(f"{'M x K':>13}{'launch alone us':>17}{'gemv call us':>14}{'added us':>10}{'torch.matmul us':>17}"
+          f"{'host us/call':>14}   [{results.label(doc)}]")
+    for r in rows:
+        print(f"{r['M']:>6} x {r['K']:<5}{r['kernel_us']:>17.1f}{r['gemv_us']:>14.1f}{r['added_us']:>10.1f}"
+              f"{r['torch_us']:>17.1f}{r['host_us_per_call']:>14.1f}")
+    print("added us: the median of the differences between a gemv call and the launch alone timed just before it")
+    for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
+        print(f"note: {note}")
+
+
+def dispatch_misses(doc: dict) -> None:
+    """The shapes (sweep and explorer) where gemv misses its bar: slower than torch.matmul (beyond
+    both quartile ranges), or, where A and B are at least 4x the L2, below 0.91 of the read
+    ceiling's bandwidth."""
+    l2 = doc["machine"]["l2_bytes"]
+    seen, found = set(), []
+    for study in ("shape_best", "explorer"):
+        for r in results.rows(doc, study, kind="dispatch", ok=True):
+            if (r["M"], r["K"]) in seen:
+                continue
+            seen.add((r["M"], r["K"]))
+            kinds = results.by_kind(results.rows(doc, study, M=r["M"], K=r["K"], ok=True))
+            t, c = kinds.get("torch_matmul"), kinds.get("read_ceiling")
+            why = []
+            if t and r["q25_ms"] > t["q75_ms"]:  # slower beyond the spread of both
+                why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us, "
+                           f"quartiles {r['q25_ms'] * 1e3:.1f}-{r['q75_ms'] * 1e3:.1f} against "
+                           f"{t['q25_ms'] * 1e3:.1f}-{t['q75_ms'] * 1e3:.1f})")
+            if c and 4 * (r["M"] * r["K"] + r["K"]) >= 4 * l2 and r["GBps"] < 0.91 * c["GBps"]:
+                why.append(f"{r['GBps'] / c['GBps']:.3f} of the read ceiling's bandwidth")
+            if why:
+                found.append((r["M"], r["K"], r["chosen"], why))
+    print(f"{len(found)} of {len(seen)} shapes miss a mark  [{results.label(doc)}]")
+    for M, K, chosen, why in found:
+        print(f"  M = {M:,}, K = {K:,} ({chosen}): " + "; ".join(why))
