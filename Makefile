@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (see README.md):
 #   make lab    creates .venv, installs gemvlab and opens the workbook in JupyterLab
 #               (JupyterLab options: make lab ARGS="--port 8890 --no-browser")
-#   make test   creates .venv, installs gemvlab with its test tools and a browser, runs every test and nbval
+#   make test   creates .venv, installs gemvlab with its test tools and a browser, runs ruff, every test and nbval
 VENV ?= .venv
 PY := $(VENV)/bin/python
 ARGS ?=
@@ -20,6 +20,7 @@ browser:
 	@bash tools/browser.sh
 
 test: $(VENV)/.installed browser
+	$(VENV)/bin/ruff check gemvlab tests bench tools
 	$(PY) -m pytest tests --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 
 .PHONY: lab test browser
