@@ -24,17 +24,20 @@ from .measure.ceiling import READ_CEILING
 from .stages import STAGES
 from .stages.launch import pad_k
 
-__all__ = [
-           "READ_CEILING",
-           "STAGES",
-           "GemvInputError",
-           "build_all",
-           "build_stage",
-           "checks",
-           "explain",
-           "gemv",
-           "get_stage",
-           "pad_k",
-           "resources",
-           "results",
-]
+
+def try_kernel(name_or_path, timeout: float = 120):
+    """Build, check against float64 and time a kernel file you wrote (gemvlab.workbook.exercises)."""
+    from .workbook.exercises import try_kernel as _try_kernel
+
+    return _try_kernel(name_or_path, timeout)
+
+
+def copy_stage(stage, to=None):
+    """A copy of a stage's .cu file in exercises/, to edit and try (gemvlab.workbook.exercises)."""
+    from .workbook.exercises import copy_stage as _copy_stage
+
+    return _copy_stage(stage, to)
+
+
+__all__ = ["READ_CEILING", "STAGES", "GemvInputError", "build_all", "build_stage", "checks", "copy_stage",
+           "explain", "gemv", "get_stage", "pad_k", "resources", "results", "try_kernel"]

@@ -13,10 +13,10 @@ from .measure.ceiling import READ_CEILING
 from .measure.latency import MEMORY_LATENCY
 from .native.build import Built
 from .native.kernel import Kernel
-from .stages import STAGE4_STEP, STAGES, Stage
+from .stages import STAGES, STEPS, Stage
 from .stages import get_stage as _stage
 
-ALL_KERNELS = STAGES + (STAGE4_STEP, READ_CEILING) + tuple(DISPATCH_KERNELS.values()) + (MEMORY_LATENCY,)
+ALL_KERNELS = STAGES + STEPS + (READ_CEILING,) + tuple(DISPATCH_KERNELS.values()) + (MEMORY_LATENCY,)
 
 
 def get_stage(stage) -> Kernel:

@@ -16,8 +16,6 @@ MAX_FUNCTION_LINES = 60
 #: Functions allowed to be longer, and why splitting them would hurt.
 LONG_FUNCTIONS = {
     "gemvlab.pitfalls.child.child": "one branch per demo, each a short script read top to bottom as its transcript",
-    "gemvlab.results.record.record": "the record's studies in the order they run, each a few lines; split, the "
-                                     "order and what is freed between studies would be spread over functions",
 }
 
 

@@ -36,7 +36,7 @@ for step in "$@"; do
       python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
       export PYTHONPATH=$PYTHONPATH:/tmp/site
       [ -f gemvlab-record.json ] && export GEMVLAB_RECORDED=$PWD/gemvlab-record.json
-      timeout 400 python3 tools/execute_notebooks.py "$OUT" 2>&1 | tee "$OUT/notebooks.txt" ;;
+      timeout 400 python3 tools/execute_notebooks.py --out "$OUT" 2>&1 | tee "$OUT/notebooks.txt" ;;
     counters)
       python3 -c "from gemvlab.measure import counters as c; c.show(c.run(2048, 65536, timeout=300))" 2>&1 \
         | tee "$OUT/counters.txt" | tail -20 ;;

@@ -44,7 +44,8 @@ def cmd_selftest(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from ..results.record import HEADLINE, SHAPES, record
+    from ..results.record import record
+    from ..results.studies import HEADLINE, SHAPES
 
     if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
         record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),

@@ -172,7 +172,7 @@ def predict(stage, M: int, K: int, block: int | None = None, variant: int | None
     give its `grid`) at M x K."""
     st = get_stage(stage)
     block = getattr(st, "default_block", 256) if block is None else block
-    v = (st.default if variant is None else variant) if st.template else None
+    v = st.default if variant is None else variant  # a template argument, or a launch argument (a grid)
     occ = st.occupancy(block, v, limits)
     grid = st.grid(M, block, v or 0) if grid is None else grid
     res = occupancy.residency(occ, grid, sms)

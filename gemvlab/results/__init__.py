@@ -13,7 +13,6 @@ from .views import (
                     explorer_shapes,
                     headline,
                     rows,
-                    run_drift,
                     shape_summary,
                     shapes,
                     steps,
@@ -21,5 +20,5 @@ from .views import (
 )
 
 __all__ = ["DATASHEET_GBPS", "DEFAULT_RECORDED", "SCHEMA", "SchemaError", "best", "block_sweep", "by_kind",
-           "explorer_shapes", "headline", "label", "load", "rows", "run_drift", "save", "shape_summary", "shapes",
+           "explorer_shapes", "headline", "label", "load", "rows", "save", "shape_summary", "shapes",
            "steps", "timed_twice", "validate"]

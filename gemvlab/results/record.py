@@ -36,41 +36,23 @@ from ..native import toolchain
 from ..stages import STAGES, get_stage
 from . import schema as results
 from . import views
-
-HEADLINE = (2048, 1048576)
-#: The reference sweep (../shared/reference/README.md): few long rows to many short ones.
-SHAPES = ((16, 16777216), (128, 2097152), (1024, 262144), (2048, 1048576), (16384, 16384),
-          (262144, 1024), (2097152, 128), (4096, 4099), (1, 67108864), (8192, 8192))
-BLOCKS = (32, 64, 128, 256, 512, 1024)
-#: Variants swept: all compiled loads-in-flight; rows per block up to 32 at the headline shape
-#: (64 exists to show spills), 2 to 16 on the other shapes.
-HEADLINE_VARIANTS = {"warp_shuffle": (1, 2, 4, 8), "multirow": (1, 2, 4, 8, 16, 32)}
-SHAPE_VARIANTS = {"warp_shuffle": (2, 4), "multirow": (2, 4, 8, 16)}
-SHAPE_BLOCKS = (64, 256, 1024)
-#: Stage 4 taken apart: (label, stage, variant) in teaching order, and where.
-STEPS = (("3 vectorized", "vectorized", 0), ("4a + shuffle reduction", "warp_shuffle_l1", 1),
-         ("4b + 2 loads in flight", "warp_shuffle_l1", 2), ("4 + A past the L1", "warp_shuffle", 2))
-STEP_SHAPES = (((2048, 1048576), (32, 64, 128, 256)), ((16, 16777216), (256, 1024)), ((128, 2097152), (256, 1024)))
-#: The explorer grid (notebook 05's sliders) and shapes outside the reference sweep, where the
-#: dispatcher's bar is checked too (docs/design/dispatch.md says which the rule was tuned on).
-EXPLORER_M = (1, 16, 128, 1024, 8192, 65536, 524288)
-EXPLORER_K = (128, 1024, 8192, 65536, 1048576, 16777216)
-OUTSIDE = ((3, 50_000_001), (50, 5_000_000), (700, 400_000), (100_000, 3000), (1_000_000, 257),
-           (64, 1_000_003), (4096, 4096), (300, 3_000_000), (20_000, 20_001), (2_000_000, 96),
-           (500_000, 200), (4_000_000, 50), (70_000, 1500), (8, 30_000_000), (123_457, 777),
-           (6, 25_000_000), (5_000_000, 24), (2_000_000, 45), (40, 6_000_001), (1_100, 240_000),
-           (1_200, 200_003), (1_024, 262_147), (2_200, 100_001), (500, 1_000_001), (128, 2_097_153),
-           (10_000_000, 8), (6_000_000, 17), (3_000_000, 33), (1_700, 140_000), (200, 2_000_001),
-           (100, 1_000_001), (4_736_842, 19), (2_307_692, 39))
-EXPLORER_MAX_ELEMENTS = 2**30
-#: The naive stage runs one thread per row; where one launch takes longer than this, it is
-#: not timed (20 launches would take minutes) and the row says how long one would take.
-NAIVE_LIMIT_S = 1.0
-
-SWEEP_TIMING = {"warmup_ms": 10, "rep_ms": 60}
-HEADLINE_TIMING = {"warmup_ms": 50, "rep_ms": 400}
-HEADLINE_ROUNDS = 5  # the stage table: every version visited in turn, 5 times
-SHAPE_ROUNDS = 3
+from .studies import (
+    BLOCKS,
+    HEADLINE,
+    HEADLINE_ROUNDS,
+    HEADLINE_TIMING,
+    HEADLINE_VARIANTS,
+    NAIVE_LIMIT_S,
+    SHAPE_BLOCKS,
+    SHAPE_ROUNDS,
+    SHAPE_VARIANTS,
+    SHAPES,
+    STEP_SHAPES,
+    STEPS,
+    SWEEP_TIMING,
+    WARPS,
+    explorer_shapes,
+)
 
 
 def say(*args):
@@ -116,11 +98,6 @@ def row(study, kind, stage, M, K, status="ok", note="", measured: dict | None = 
     out.update(study=study, kind=kind, stage=stage, number=number, M=M, K=K,
                status=(measured or {}).get("status", status), note=note)
     return out
-
-
-def explorer_shapes() -> list[tuple[int, int]]:
-    grid = [(M, K) for M in EXPLORER_M for K in EXPLORER_K if M * K <= EXPLORER_MAX_ELEMENTS]
-    return grid + [s for s in OUTSIDE if s not in grid]
 
 
 def measure(study, stage, A, B, ref, block, variant, **timing) -> dict:
@@ -255,57 +232,57 @@ def _try(what: str, fn):
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def steps_study(A, B, ref, blocks) -> list[dict]:
+def steps_study(A, B, ref, blocks, study: str = "steps") -> list[dict]:
     """Stage 4 taken apart at one shape: STEPS at each block size, all round-robin together."""
     configs = [(stage, block, variant) for block in blocks for _, stage, variant in STEPS]
-    return compare_study("steps", A, B, ref, configs, rounds=5, peers=False, warmup_ms=10, rep_ms=80)
+    return compare_study(study, A, B, ref, configs, rounds=5, peers=False, warmup_ms=10, rep_ms=80)
 
 
-def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explorer=None,
-           counters: bool = True) -> dict:
-    """Run every study on this GPU and save the document to `path` (and, as each study ends,
-    to `path`.partial, so that an interrupted run keeps what it measured)."""
-    if not torch.cuda.is_available():
-        raise SystemExit("gemvlab record needs a CUDA GPU; on this machine `python -m gemvlab table` "
-                         "shows the recorded results instead")
-    from ..measure import latency, overhead, profile
 
-    start = time.time()
-    doc = new_doc("recorded")
-    doc["headline"] = {"M": headline[0], "K": headline[1]}
-    partial = f"{path}.partial"
-    say(f"gemvlab record on {doc['machine']['gpu']}, {doc['date']}")
-    build_reports(doc)
-    doc["machine"]["memory"] = latency.measure(far_bytes=4 * headline[0] * headline[1])
-    say(f"memory: {doc['machine']['memory']}")
-    M, K = headline
+
+
+def _fresh(M: int, K: int):
+    """Fresh inputs and their float64 reference, with the GPU's cache of freed memory emptied first."""
+    torch.cuda.empty_cache()
     A, B = random_inputs(M, K)
-    ref = reference(A, B)
+    return A, B, reference(A, B)
+
+
+def headline_studies(doc: dict, headline) -> list[dict]:
+    """At the headline shape: the block sweep, the stage table, what torch.matmul launches, and stage
+    2's two changes taken apart. Returns the sweep's rows (the shape sweep reuses them)."""
+    from ..measure import profile
+
+    M, K = headline
+    A, B, ref = _fresh(M, K)
     say(f"headline shape M={M} K={K}: block sweep")
     swept = sweep("block_sweep", A, B, ref, HEADLINE_VARIANTS, **SWEEP_TIMING)
     doc["runs"] += swept
-    results.save(doc, partial)
     say("headline: best configurations, torch.matmul and the read ceiling, round-robin")
-    head = compare_study("headline", A, B, ref, best_configs(swept), HEADLINE_ROUNDS, **HEADLINE_TIMING)
-    doc["runs"] += head
+    doc["runs"] += compare_study("headline", A, B, ref, best_configs(swept), HEADLINE_ROUNDS, **HEADLINE_TIMING)
+    say("headline: stage 2's two changes apart (coalesced loads, more warps)")
+    doc["runs"] += compare_study("warps", A, B, ref, WARPS, rounds=3, peers=False, **SWEEP_TIMING)
     say("headline: the kernels torch.matmul launches (torch.profiler)")
-    doc["profiles"] = {"torch.matmul": _try("profile", lambda A=A, B=B: {
+    doc["profiles"] = {"torch.matmul": _try("profile", lambda: {
         "M": M, "K": K, "kernels": profile.kernels_of(lambda: torch.matmul(A, B))})}
-    for (m, k), blocks in STEP_SHAPES:
-        say(f"stage 4 taken apart at M={m} K={k}")
-        if (m, k) != (M, K):
-            del A, B, ref
-            torch.cuda.empty_cache()
-            A, B = random_inputs(m, k)
-            ref = reference(A, B)
-        doc["runs"] += steps_study(A, B, ref, blocks)
-    results.save(doc, partial)
-    del A, B, ref
-    torch.cuda.empty_cache()
+    return swept
+
+
+def steps_studies(doc: dict) -> None:
+    """Stage 4 taken apart at each of STEP_SHAPES, twice, minutes apart: a step is real when it repeats."""
+    for study in ("steps", "steps_repeat"):
+        for (M, K), blocks in STEP_SHAPES:
+            say(f"stage 4 taken apart at M={M} K={K} ({study})")
+            A, B, ref = _fresh(M, K)
+            doc["runs"] += steps_study(A, B, ref, blocks, study)
+
+
+def shape_studies(doc: dict, shapes, headline, swept: list[dict], partial: str) -> None:
+    """The reference sweep: stages 2 to 5 at a few block sizes per shape, then each at its best, the
+    dispatcher, torch.matmul and the read ceiling round-robin."""
     for M, K in shapes:
         say(f"shape M={M} K={K}")
-        A, B = random_inputs(M, K)
-        ref = reference(A, B)
+        A, B, ref = _fresh(M, K)
         if (M, K) == tuple(headline):  # the stages were swept above, in this run: not again
             note = "the headline shape: copied from this run's block sweep"
             rows_ = [dict(r, study="shapes", note=r["note"] or note) for r in swept
@@ -316,16 +293,19 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
         doc["runs"] += compare_study("shape_best", A, B, ref, best_configs(rows_), SHAPE_ROUNDS, gemv=True,
                                      **SWEEP_TIMING)
         results.save(doc, partial)
-        del A, B, ref
-        torch.cuda.empty_cache()
+
+
+def explorer_study(doc: dict, explorer) -> None:
     for M, K in (explorer_shapes() if explorer is None else explorer):
         say(f"explorer M={M} K={K}")
-        A, B = random_inputs(M, K)
-        ref = reference(A, B)
+        A, B, ref = _fresh(M, K)
         doc["runs"] += compare_study("explorer", A, B, ref, [], SHAPE_ROUNDS, gemv=True, warmup_ms=5, rep_ms=30)
-        del A, B, ref
-        torch.cuda.empty_cache()
-    results.save(doc, partial)
+
+
+def side_studies(doc: dict, headline, counters: bool, pitfalls: bool) -> None:
+    """Beside the rows: the cost of a call, Nsight Compute's counters, the pitfall transcripts."""
+    from ..measure import overhead
+
     say("the cost of a gemv call")
     doc["overhead"] = [_try("overhead", lambda m=m, k=k: overhead.measure(m, k)) for m, k in ((4096, 4096), (1024, 1024))]
     if counters:
@@ -339,6 +319,33 @@ def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explor
 
         say("pitfalls, each in a child process")
         doc["pitfalls"] = pf.run_all()
+
+
+def record(path, shapes=SHAPES, headline=HEADLINE, pitfalls: bool = True, explorer=None,
+           counters: bool = True) -> dict:
+    """Run every study on this GPU and save the document to `path` (and, as each study ends,
+    to `path`.partial, so that an interrupted run keeps what it measured)."""
+    if not torch.cuda.is_available():
+        raise SystemExit("gemvlab record needs a CUDA GPU; on this machine `python -m gemvlab table` "
+                         "shows the recorded results instead")
+    from ..measure import latency
+
+    start = time.time()
+    doc = new_doc("recorded")
+    doc["headline"] = {"M": headline[0], "K": headline[1]}
+    partial = f"{path}.partial"
+    say(f"gemvlab record on {doc['machine']['gpu']}, {doc['date']}")
+    build_reports(doc)
+    doc["machine"]["memory"] = latency.measure(far_bytes=4 * headline[0] * headline[1])
+    say(f"memory: {doc['machine']['memory']}")
+    swept = headline_studies(doc, headline)
+    results.save(doc, partial)
+    steps_studies(doc)
+    results.save(doc, partial)
+    shape_studies(doc, shapes, headline, swept, partial)
+    explorer_study(doc, explorer)
+    results.save(doc, partial)
+    side_studies(doc, headline, counters, pitfalls)
     doc["seconds"] = round(time.time() - start, 1)
     results.save(doc, path)
     say(f"wrote {path} ({doc['seconds']} s)")

@@ -28,7 +28,7 @@ A results document (``schema: "gemvlab-results/2"``)::
 
 A row is one configuration measured once::
 
-    {"study": "headline" | "block_sweep" | "steps" | "shapes" | "shape_best" | "explorer",
+    {"study": "headline" | "block_sweep" | "warps" | "steps" | "steps_repeat" | "shapes" | "shape_best" | "explorer",
      "kind": "stage" | "torch_matmul" | "read_ceiling" | "dispatch",
      "stage": "warp_shuffle" | "torch.matmul" | "read ceiling" | "gemv", "number": 4 | null,
      "M": 2048, "K": 1048576, "block": 256 | null, "variant": 2 | null,
@@ -43,8 +43,10 @@ A row is one configuration measured once::
 "headline" rows are the final same-run comparison at the headline shape: every stage at its
 best configuration from the "block_sweep" study, torch.matmul and the read ceiling, timed
 round-robin (each visited in turn, several rounds). "shape_best" rows are the same for each
-shape of the "shapes" sweep, with the dispatcher (gemv) too. "steps" rows take stage 4 apart
-(stage 3, then one change at a time) at a few block sizes and shapes, round-robin. "explorer"
+shape of the "shapes" sweep, with the dispatcher (gemv) too. "warps" rows separate stage 2's two
+changes at the headline shape (stage 1; stage 2's loads with stage 1's warps; stage 2), round-robin.
+"steps" rows take stage 4 apart (stage 3, then one change at a time) at a few block sizes and
+shapes, round-robin; "steps_repeat" rows are the same timed again, minutes later. "explorer"
 rows time gemv, torch.matmul and the read ceiling round-robin on a grid of shapes and on shapes
 outside the sweep.
 """
@@ -68,7 +70,7 @@ ROW_KEYS = {"study": str, "kind": str, "stage": str, "number": (int, type(None))
             "chosen": (str, type(None)), "note": str}
 MACHINE_KEYS = ("gpu", "sm_count", "l2_bytes", "memory_bytes", "compute_capability", "driver",
                 "torch", "cuda", "nvcc", "triton", "python", "datasheet_GBps", "sm_limits", "memory")
-STUDIES = ("headline", "block_sweep", "steps", "shapes", "shape_best", "explorer")
+STUDIES = ("headline", "block_sweep", "warps", "steps", "steps_repeat", "shapes", "shape_best", "explorer")
 KINDS = ("stage", "torch_matmul", "read_ceiling", "dispatch")
 STATUSES = ("ok", "unsupported", "does not fit", "skipped")
 

@@ -35,26 +35,30 @@ def quartiles_overlap(a: dict, b: dict) -> bool:
     return a["q25_ms"] <= b["q75_ms"] and b["q25_ms"] <= a["q75_ms"]
 
 
-def within_drift(ratio: float, drift: float | None) -> bool:
-    """Whether a ratio between two timings is within `drift` (results.run_drift) of 1: a step this
-    small is not shown to repeat in another run."""
-    return bool(drift) and abs(ratio - 1) <= drift
-
-
-def step_verdict(before: dict, after: dict, drift: float | None = None) -> str:
-    """How `after` compares with `before`, honest about the spread: "x.xx times faster/slower"
-    only when the interquartile ranges do not overlap, "tie" otherwise; with `drift` (how far
-    ratios moved between two timings in one record, `results.run_drift`), a smaller step is marked as
-    not shown to repeat."""
-    ratio = before["ms"] / after["ms"]
+def step_verdict(before: list[dict], after: list[dict]) -> str:
+    """How `after` compares with `before`, given each one's timings in one or more independent runs
+    (rows with median and quartiles). The rule: a step is real when it repeats, that is when in
+    every run its quartiles lie wholly on the same side of the other's; otherwise it is a tie. With
+    one run, a step beyond the quartiles is marked as not yet shown to repeat."""
+    ratio = before[0]["ms"] / after[0]["ms"]
     spec = ".2f" if abs(ratio - 1) >= 0.01 else ".3f"
-    if after.get("q75_ms") is None or before.get("q25_ms") is None:
-        return f"{ratio:{spec}}x"
-    if quartiles_overlap(before, after):
-        return f"tie ({ratio:.3f}x, quartiles overlap)"
-    small = (f", within the {drift:.2%} by which ratios moved between two timings in the record"
-             if within_drift(ratio, drift) else "")
-    return f"{ratio:{spec}}x faster{small}" if ratio > 1 else f"{1 / ratio:{spec}}x slower{small}"
+    faster = [a["q75_ms"] < b["q25_ms"] for b, a in zip(before, after)]
+    slower = [a["q25_ms"] > b["q75_ms"] for b, a in zip(before, after)]
+    if not (all(faster) or all(slower)):
+        return f"tie ({ratio:.3f}x)"
+    word = f"{ratio:{spec}}x faster" if all(faster) else f"{1 / ratio:{spec}}x slower"
+    return word + ("" if len(before) > 1 else " (one run: not yet shown to repeat)")
+
+
+def stage_runs(doc: dict) -> dict:
+    """stage -> its headline-shape rows in each independent run of a record (the stage table, and
+    the shape sweep's timing at the same shape, minutes later), torch.matmul and the read ceiling
+    included."""
+    _, again = views.timed_twice(doc)
+    out = {r["stage"]: [r] for r in views.rows(doc, "headline", ok=True)}
+    for name, r in again.items():
+        out[name].append(r)
+    return out
 
 
 def _variant(row) -> str:
@@ -75,16 +79,16 @@ def format_table(doc: dict, upto: int | None = None) -> str:
         return "" if x is None else format(x, spec) + suffix
 
     rows = {r["stage"]: r for r in head["stages"]}
-    drift = views.run_drift(doc)
-    prev, marked = None, False
+    runs = stage_runs(doc)
+    prev, one_run = None, False
     for t in table:
         name = f"{t['number']} {t['stage']} ({t['block']}{_variant(t)})"
         r = rows[t["stage"]]
-        step = fmt(t["step_speedup"], ".2f", "x")
-        if prev is not None and quartiles_overlap(prev, r):
-            step = "tie"
-        elif t["step_speedup"] is not None and within_drift(t["step_speedup"], drift):
-            step, marked = step + "~", True
+        step = ""
+        if prev is not None:
+            verdict = step_verdict(runs[prev["stage"]], runs[r["stage"]])
+            step = "tie" if verdict.startswith("tie") else fmt(t["step_speedup"], ".2f", "x")
+            one_run |= "one run" in verdict
         lines.append(f"{name:<31}{t['ms']:>9.3f}{r['q25_ms']:>9.3f}-{r['q75_ms']:<7.3f}{t['GBps']:>7.0f}"
                      f"{fmt(t['vs_ceiling'], '.3f'):>11}{step:>8}{t['cumulative_speedup']:>7.1f}x"
                      f"{fmt(t['vs_torch'], '.2f', 'x'):>9}{t['rel_err']:>11.1e}")
@@ -100,9 +104,8 @@ def format_table(doc: dict, upto: int | None = None) -> str:
     peak = doc["machine"].get("datasheet_GBps")
     lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median and quartiles of >= "
                  f"{doc['timer']['min_launches']} launches ({doc['timer']['name']}); step: against the "
-                 f"stage above, 'tie' where the quartiles overlap"
-                 + (f", '~' where the step is within the {drift:.2%} by which ratios moved between two timings "
-                    f"in this run (not shown to repeat)" if marked else "")
+                 "stage above, a tie unless it repeats beyond both quartiles in every run"
+                 + (" (one run here: not yet shown to repeat)" if one_run else "")
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
     lines.append(f"source: {schema.label(doc)}")
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 """Views onto a results document (gemvlab.results.schema): rows by study, kind and shape, the stage
-table's rows, a shape's summary, and how far ratios moved between two timings of one record."""
+table's rows, a shape's summary, and the kernels a record timed twice."""
 
 from __future__ import annotations
 
@@ -64,9 +64,10 @@ def shape_summary(doc: dict, M: int, K: int) -> dict:
     return out
 
 
-def steps(doc: dict, M: int | None = None) -> list[dict]:
-    """The "steps" rows (stage 4 taken apart), in the order they were measured."""
-    return rows(doc, "steps", M=M)
+def steps(doc: dict, M: int | None = None, study: str = "steps") -> list[dict]:
+    """The "steps" rows (stage 4 taken apart; study "steps_repeat": the same, timed again minutes
+    later), in the order they were measured."""
+    return rows(doc, study, M=M)
 
 
 def timed_twice(doc: dict) -> tuple[dict, dict]:
@@ -76,23 +77,6 @@ def timed_twice(doc: dict) -> tuple[dict, dict]:
     first = {r["stage"]: r for r in rows(doc, "headline", ok=True)}
     again = {r["stage"]: r for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
     return {k: r for k, r in first.items() if k in again}, {k: again[k] for k in first if k in again}
-
-
-def run_drift(doc: dict, max_spread: float | None = None) -> float | None:
-    """How far the ratio between two of gemvlab's kernels (and the read ceiling) moved between the
-    two times one record timed them at the headline shape (the stage table, then the shape sweep,
-    minutes apart): over all pairs, the largest factor by which a ratio grew or shrank, minus 1.
-    A step smaller than this is seen within one record, not shown to repeat. torch.matmul is left
-    out: its own spread is wider, and none of the steps it judges involve it. `max_spread` keeps
-    only kernels whose quartiles are at most that fraction of the median wide in both timings."""
-    first, again = timed_twice(doc)
-
-    def tight(r):
-        return max_spread is None or (r["q75_ms"] - r["q25_ms"]) <= max_spread * r["ms"]
-
-    both = [k for k in first if k != "torch.matmul" and tight(first[k]) and tight(again[k])]
-    moves = [first[a]["ms"] / first[b]["ms"] / (again[a]["ms"] / again[b]["ms"]) for a in both for b in both if a < b]
-    return max(max(q, 1 / q) - 1 for q in moves) if moves else None  # the same whichever is a
 
 
 def explorer_shapes(doc: dict) -> list[tuple[int, int]]:

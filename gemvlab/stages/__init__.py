@@ -18,9 +18,9 @@ from ..checks import GemvInputError
 from ..native.kernel import Kernel
 
 HERE = Path(__file__).parent
-#: How a stage's grid follows from M: a thread per row in blocks of `block`, a block per row, or a
-#: block per `variant` rows.
-GRIDS = ("thread per row", "block per row", "block per variant rows")
+#: How a stage's grid follows from M: a thread per row in blocks of `block`, a block per row, a
+#: block per `variant` rows, or `variant` blocks walking the rows.
+GRIDS = ("thread per row", "block per row", "block per variant rows", "variant blocks")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +39,8 @@ class Stage(Kernel):
             return -(-M // block)
         if self.grid_rule == "block per variant rows":
             return -(-M // variant)
+        if self.grid_rule == "variant blocks":
+            return variant
         return M
 
     def constraints(self) -> list[str]:
@@ -48,7 +50,7 @@ class Stage(Kernel):
                        "otherwise gemvlab raises GemvInputError naming the fix (no silent fallback)")
         if self.variant_name:
             out.append(f"{self.variant_name} in {list(self.variants)} (compiled in)")
-        if self.grid_rule != "thread per row":
+        if self.grid_rule in ("block per row", "block per variant rows"):
             per = "M" if self.grid_rule == "block per row" else "M / rows"
             out.append(f"{per} <= 2^31 - 1 (one block per {'row' if per == 'M' else 'group of rows'})")
         return out
@@ -88,6 +90,16 @@ STAGE4_STEP = Stage(number=4, name="warp_shuffle_l1", title="stage 4 with A read
                     fixed_args=", false", loads_from=("LOADS",), role="step")
 
 
+#: Stage 2's coalesced loads with stage 1's 64 warps (64 blocks of 32 threads walking the rows):
+#: between stages 1 and 2, it separates coalescing from the number of warps.
+FEW_WARPS = Stage(number=2, name="few_warps", title="stage 2's coalesced loads with stage 1's 64 warps",
+                  source_path=HERE / "02_few_warps.cu", launcher="launch_few_warps", symbol="gemv_few_warps",
+                  block_rule="power of two", float4=False, default_block=32, variant_name="blocks in the grid",
+                  variants=(64,), default_variant=64, grid_rule="variant blocks", shared_per_thread=4,
+                  access="scalar", role="step")
+STEPS = (STAGE4_STEP, FEW_WARPS)
+
+
 def get_stage(stage) -> Stage:
     """A Stage from itself, its name ('warp_shuffle') or its number (4); stage 4's step by name."""
     if isinstance(stage, Stage):
@@ -95,6 +107,7 @@ def get_stage(stage) -> Stage:
     for s in STAGES:
         if stage in (s.name, s.number, str(s.number)):
             return s
-    if stage == STAGE4_STEP.name:
-        return STAGE4_STEP
+    for s in STEPS:
+        if stage == s.name:
+            return s
     raise GemvInputError(f"no stage {stage!r}: choose one of {[s.name for s in STAGES]} or 1 to 5")

@@ -20,33 +20,24 @@ from .dispatch_cells import (
                              overhead_table,
                              which_kernel,
 )
+from .model_cells import bandwidth_points, best_prediction, l1_fit, look_back, predict_line, sweep_model, working
 from .sliders import block_slider, shape_slider
 from .source import build_report, loads_in_flight, sass_lines, show_diff, show_source
 from .stage_cells import (
-                             compare_rows,
                              correctness,
-                             l1_fit,
-                             look_back,
-                             naive_with_thread_latency,
                              occupancy_table,
-                             predict,
-                             prediction,
                              serial_vs_tree_sum,
                              shapes_table,
-                             spread,
                              steps_table,
-                             sweep_model,
-                             sweep_span,
                              sweep_table,
                              table,
-                             twice,
+                             warps_table,
 )
 from .torch_cells import counters, matmul_kernels, matmul_overhead
 
-__all__ = ["Context", "block_slider", "build_report", "compare_rows", "correctness", "counters", "dispatch_look_back",
-           "dispatch_misses", "dispatch_table", "explain_shape", "l1_fit", "loads_in_flight", "look_back",
-           "matmul_kernels", "matmul_overhead", "model_inputs", "naive_with_thread_latency", "occupancy_table",
-           "one_kernel_every_shape", "overhead_table", "pitfall", "predict", "prediction", "sass_lines",
-           "serial_vs_tree_sum", "setup", "shape_slider", "shapes_table", "show_diff", "show_source", "sm_limits",
-           "spread", "steps_table", "sweep_model", "sweep_span", "sweep_table", "table", "twice", "two_numbers",
-           "which_kernel"]
+__all__ = ["Context", "bandwidth_points", "best_prediction", "block_slider", "build_report", "correctness",
+           "counters", "dispatch_look_back", "dispatch_misses", "dispatch_table", "explain_shape", "l1_fit",
+           "loads_in_flight", "look_back", "matmul_kernels", "matmul_overhead", "model_inputs", "occupancy_table",
+           "one_kernel_every_shape", "overhead_table", "pitfall", "predict_line", "sass_lines", "serial_vs_tree_sum",
+           "setup", "shape_slider", "shapes_table", "show_diff", "show_source", "sm_limits", "steps_table",
+           "sweep_model", "sweep_table", "table", "two_numbers", "warps_table", "which_kernel", "working"]

@@ -67,30 +67,20 @@ def two_numbers(ctx: Context) -> None:
 
 
 def model_inputs(ctx: Context) -> None:
-    """The measured numbers the model runs on (from this GPU live, or the recorded run)."""
+    """The measured numbers the model runs on (this GPU's live, or the recorded run's), and what
+    Little's law asks of them."""
     m = ctx.doc["machine"]
     mem = m["memory"]
     ceiling = results.headline(ctx.doc)["ceiling"]
     latency = mem.get("far_latency_ns") or mem["dram_latency_ns"]
-    l2 = m["l2_bytes"]
-    if mem.get("far_latency_ns"):
-        print(f"memory latency, one dependent load at a time, random 128-byte lines over {mem['far_bytes'] / 2**30:.0f} GiB "
-              f"(at most {l2 / mem['far_bytes']:.1%} of them can be in the {l2 / 2**20:.0f} MiB L2): "
-              f"{mem['far_latency_ns']:.0f} ns, the latency the model uses for coalesced loads (a random chase may also "
-              f"miss in the TLB, which streaming loads mostly do not: not separated)")
-        print(f"  over 256 MiB instead: {mem['dram_latency_ns']:.0f} ns ({mem['dram_latency_cycles']:.0f} SM clocks at "
-              f"{mem['sm_clock_mhz']} MHz); at most about {l2 / 2**28:.0%} of those loads can hit the L2 (its share of the buffer, not measured)")
-    else:
-        print(f"memory latency, one dependent load at a time: {latency:.0f} ns")
+    print(f"memory latency, one load at a time: {latency:.0f} ns (random lines over A's size)")
     if mem.get("warp_latency_ns"):
-        over = f", over {mem['far_bytes'] / 2**30:.0f} GiB, same TLB caveat" if mem.get("far_bytes") else ""
-        print(f"  one load instruction whose 32 lanes read 32 unrelated lines (a warp chasing at once{over}): "
-              f"{mem['warp_latency_ns']:.0f} ns" + (f"  [{mem['warp_latency_note']}]" if mem.get("warp_latency_note") else ""))
-    print(f"L2 latency: {mem['l2_latency_ns']:.0f} ns; read ceiling: {ceiling['GBps']:,.0f} GB/s; "
-          f"{m['sm_count']} SMs")
+        print(f"memory latency of one load instruction whose 32 lanes read 32 unrelated lines: "
+              f"{mem['warp_latency_ns']:.0f} ns")
+    print(f"read ceiling: {ceiling['GBps']:,.0f} GB/s; {m['sm_count']} SMs; SM clock {mem['sm_clock_mhz']} MHz")
     need = ceiling["GBps"] * 1e9 * latency * 1e-9
-    print(f"Little's law: to read at the ceiling, {ceiling['GBps']:,.0f} GB/s x {latency:.0f} ns = "
-          f"{need / 2**20:.2f} MiB must be in flight, {need / m['sm_count'] / 1024:.1f} KiB per SM  [{ctx.label}]")
+    print(f"Little's law: reading at the ceiling needs {ceiling['GBps']:,.0f} GB/s x {latency:.0f} ns = "
+          f"{need / 2**20:.2f} MiB in flight, {need / m['sm_count'] / 1024:.1f} KiB per SM  [{ctx.label}]")
 
 
 def sm_limits(recorded: dict | None = None) -> occupancy.SMLimits:

@@ -69,8 +69,9 @@ def plot_stages(doc: dict, upto: int | None = None, ax=None):
     return ax.figure
 
 
-def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | None = None, ax=None):
-    """GB/s against block size at the headline shape, one line per variant."""
+def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | None = None, ax=None, log: bool = False):
+    """GB/s against block size at the headline shape, one line per variant (`log`: on a log axis,
+    where a factor reads the same at every height)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4))
     sweep = results.block_sweep(doc, stage)
@@ -94,8 +95,11 @@ def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | Non
     ax.set_xscale("log", base=2)
     ax.set_xticks([32, 64, 128, 256, 512, 1024], ["32", "64", "128", "256", "512", "1024"])
     ax.set_xlabel("threads per block")
-    ax.set_ylabel("GB/s")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel("GB/s" + (" (log scale)" if log else ""))
+    if log:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
     ax.set_title(f"{stage}: block size sweep, M = {doc['headline']['M']}, K = {doc['headline']['K']}\n"
                  f"{results.label(doc)}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -134,47 +138,6 @@ def plot_shapes(doc: dict, stages=("coalesced", "warp_shuffle", "multirow"), ax=
     ax.legend(fontsize=8, ncol=len(names) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     ax.figure.tight_layout()
     return ax.figure
-
-
-def warp_sectors(pattern: str, K: int = 1048576, lanes: int = 32) -> dict:
-    """The 32-byte sectors one warp's load instruction touches, for a row-per-thread ('naive'),
-    row-per-block ('coalesced') or float4 ('float4') read of A. Returns addresses, sectors and
-    the fraction of fetched bytes that are used."""
-    if pattern == "naive":
-        addrs, size = [lane * K * 4 for lane in range(lanes)], 4  # lane l reads row l, column k
-    elif pattern == "coalesced":
-        addrs, size = [lane * 4 for lane in range(lanes)], 4  # lane l reads column k + l of one row
-    elif pattern == "float4":
-        addrs, size = [lane * 16 for lane in range(lanes)], 16
-    else:
-        raise ValueError("pattern is 'naive', 'coalesced' or 'float4'")
-    sectors = sorted({a // 32 for a in addrs})
-    return {"pattern": pattern, "addresses": addrs, "bytes_per_lane": size, "sectors": sectors,
-            "bytes_used": lanes * size, "bytes_fetched": 32 * len(sectors),
-            "efficiency": lanes * size / (32 * len(sectors))}
-
-
-def plot_warp_sectors(K: int = 1048576):
-    """One warp-wide load, naive against coalesced: each box a 32-byte sector, filled where used."""
-    fig, axes = plt.subplots(2, 1, figsize=(10, 3.8))
-    for ax, pattern in zip(axes, ("naive", "coalesced")):
-        w = warp_sectors(pattern, K)
-        n = len(w["sectors"])
-        for i, sector in enumerate(w["sectors"]):
-            used = [a for a in w["addresses"] if a // 32 == sector]
-            ax.add_patch(plt.Rectangle((i, 0), 0.92, 1, fill=False, lw=1))
-            for a in used:
-                off = (a - sector * 32) / 32
-                ax.add_patch(plt.Rectangle((i + off * 0.92, 0), w["bytes_per_lane"] / 32 * 0.92, 1,
-                                           color="#1f5fa8"))
-        ax.set_xlim(-0.2, max(n, 32) + 0.2)
-        ax.set_ylim(-0.1, 1.1)
-        ax.axis("off")
-        where = "32 lanes read 32 rows, K floats apart" if pattern == "naive" else "32 lanes read 32 neighbouring floats"
-        ax.set_title(f"{pattern}: {where}: {n} sectors fetched ({w['bytes_fetched']} B) for "
-                     f"{w['bytes_used']} B used = {w['efficiency']:.1%}", fontsize=9, loc="left")
-    fig.tight_layout()
-    return fig
 
 
 def plot_dispatch(doc: dict, study: str = "shape_best", ax=None):

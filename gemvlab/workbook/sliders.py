@@ -90,7 +90,7 @@ def shape_slider(ctx: Context):
     the recorded (or live) time beside torch.matmul."""
     import ipywidgets as widgets
 
-    from ..results.record import EXPLORER_K, EXPLORER_M
+    from ..results.studies import EXPLORER_K, EXPLORER_M
 
     def show(M, K):
         if M * K > 2**30:
@@ -109,7 +109,7 @@ def _explorer_map(doc: dict, M: int, K: int):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ..results.record import EXPLORER_K, EXPLORER_M
+    from ..results.studies import EXPLORER_K, EXPLORER_M
 
     ratio = np.full((len(EXPLORER_M), len(EXPLORER_K)), np.nan)
     for i, m in enumerate(EXPLORER_M):

@@ -8,8 +8,7 @@ from .. import results
 from ..gpu import occupancy
 from ..kernels import get_stage
 from ..measure import model
-from ..measure.bench import bytes_moved
-from ..results.table import format_table, stage_table, step_verdict
+from ..results.table import format_table, step_verdict
 from .context import Context, sm_limits
 
 
@@ -37,60 +36,6 @@ def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = Non
                                                               else f"{r.last_wave_fill:.0%}")
         print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}  {o.limiter:<11}  {r.grid:>7}{r.waves:>7}"
               f"{last:>11}{r.warps_per_sm:>10.1f}{r.occupancy:>8.0%}")
-
-
-def predict(ctx: Context, stage, block: int | None = None, variant: int | None = None, M: int | None = None,
-            K: int | None = None) -> None:
-    """The model's prediction for a stage at the configuration the stage table runs it at (or the
-    given one), printed with its working; at the table's configuration, kept for the look-back.
-    Prints rather than returns, so that a cell shows the working and not the object."""
-    p = prediction(ctx, stage, block, variant, M, K)
-    print(p.describe() + f"  [{ctx.label}]")
-
-
-def prediction(ctx: Context, stage, block: int | None = None, variant: int | None = None, M: int | None = None,
-               K: int | None = None) -> model.Prediction:
-    """The Prediction that `predict` prints (kept in ctx.predictions at the table's configuration)."""
-    table_config = block is None and variant is None and M is None and K is None
-    st = get_stage(stage)
-    row = next((r for r in results.headline(ctx.doc)["stages"] if r["stage"] == st.name), None)
-    block = block or (row["block"] if row else st.default_block)
-    if variant is None and st.variant_name:
-        variant = row["variant"] if row and row["variant"] is not None else st.default
-    M = M or ctx.doc["headline"]["M"]
-    K = K or ctx.doc["headline"]["K"]
-    p = model.predict(st, M, K, block, variant, **model.machine_inputs(ctx.doc))
-    if table_config:
-        ctx.predictions.setdefault(st.name, p)
-    return p
-
-
-def sweep_model(ctx: Context, stage, variant=None, blocks=(32, 64, 128, 256, 512, 1024)) -> None:
-    """The model against the recorded block-size sweep: per block size, the resident warps, the
-    bytes in flight, the term that binds, the predicted and the measured time."""
-    st = get_stage(stage)
-    doc = ctx.recorded
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    inputs = model.machine_inputs(doc)
-    sweep = results.block_sweep(doc, st.name)
-    what = st.kernel_name(variant) if st.variant_name else st.name
-    print(f"{what}, M = {M:,}, K = {K:,}  [model and measurement: {results.label(doc)}]")
-    print(f"{'block':>6}{'SMs busy':>9}{'warps/SM':>9}{'waves':>6}{'in flight':>12}  {'model bound':<16}"
-          f"{'model ms':>9}{'measured':>10}{'ratio':>7}{'implied latency':>17}")
-    for block in blocks:
-        p = model.predict(st, M, K, block, variant, **inputs)
-        r = next((r for r in sweep if r["block"] == block and r["variant"] == (variant if st.variant_name else None)), None)
-        measured = r["ms"] if r and r["status"] == "ok" else None
-        w = p.waves[0] if p.waves else None
-        busy = p.res.busy_sms
-        line = (f"{block:>6}{busy:>9}{(p.res.first_wave_warps_per_sm if w else 0):>9.1f}{len(p.waves):>6}"
-                f"{(w.in_flight_bytes / 2**20 if w else 0):>8.2f} MiB  {p.bound:<16}{p.ms:>9.3f}")
-        if measured:
-            # Little's law run backwards: the latency at which the first wave's bytes in flight
-            # would give the measured bandwidth.
-            implied = w.in_flight_bytes / (bytes_moved(M, K) / (measured * 1e-3)) * 1e9
-            line += f"{measured:>10.3f}{measured / p.ms:>7.2f}{implied:>13.0f} ns"
-        print(line)
 
 
 def correctness(ctx: Context, stage, tol: float = 1e-5) -> None:
@@ -146,17 +91,6 @@ def shapes_table(doc: dict, stages=("coalesced", "vectorized", "warp_shuffle", "
         print(f"{f'{M} x {K}':>20}{ceil:>9}{tor:>9}" + "".join(f"{c:>14}" for c in cells))
 
 
-def look_back(ctx: Context, upto: int) -> None:
-    """Each stage's prediction (made by the model before the measurement was shown) beside the
-    measurement, the ratio, and the term of the model that set the prediction."""
-    table = {t["stage"]: t for t in stage_table(ctx.doc, upto)}
-    print(f"{'stage':<24}{'predicted':>10}{'measured':>10}{'measured/predicted':>20}  model bound by  [{ctx.label}]")
-    for name, t in table.items():
-        p = ctx.predictions.get(name) or prediction(ctx, name)
-        config = f"{t['number']} {name} ({t['block']}" + ("" if t["variant"] is None else f", {t['variant']}") + ")"
-        print(f"{config:<24}{p.ms:>10.3f}{t['ms']:>10.3f}{t['ms'] / p.ms:>20.2f}  {p.bound}")
-
-
 def serial_vs_tree_sum(K: int = 2**20, seed: int = 0) -> None:
     """Why one thread's running sum loses accuracy: the same K products summed in float32 one
     after another, and as a tree (pairwise), against float64. Runs on the CPU."""
@@ -177,111 +111,50 @@ def serial_vs_tree_sum(K: int = 2**20, seed: int = 0) -> None:
     print(f"  as a tree:         relative error {abs(float(tree[0]) - exact) / exact:.1e}")
 
 
-def spread(ctx: Context, upto: int = 5) -> None:
-    """Median and quartiles of each headline row: how far apart two versions must be to differ."""
-    head = results.headline(ctx.doc)
-    rows = [r for r in head["stages"] if r["number"] <= upto] + [head["torch"], head["ceiling"]]
-    print(f"{'':<16}{'median':>9}{'quartiles':>20}{'launches':>10}   [{ctx.label}]")
-    for r in filter(None, rows):
-        print(f"{r['stage']:<16}{r['ms']:>9.3f}{r['q25_ms']:>11.3f} - {r['q75_ms']:.3f}{r['n']:>10}")
-
-
 STEP_LABELS = {("vectorized", None): "3  stage 3", ("warp_shuffle_l1", 1): "4a + shuffle reduction",
                ("warp_shuffle_l1", 2): "4b + 2 loads in flight", ("warp_shuffle", 2): "4  + A past the L1"}
 
 
 def steps_table(doc: dict, M: int) -> None:
-    """Stage 3, then stage 4's changes one at a time, at each block size measured: median,
-    quartiles, and each step against the one before, called a tie when their quartiles overlap."""
-    rows = results.steps(doc, M=M)
-    if not rows:
+    """Stage 3, then stage 4's changes one at a time, at each block size measured, in two runs timed
+    minutes apart: medians and quartiles, and each step against the one above: real when it repeats
+    beyond both timings' quartiles in both runs, else a tie."""
+    runs = [results.steps(doc, M=M, study=s) for s in ("steps", "steps_repeat")]
+    runs = [r for r in runs if r]
+    if not runs:
         print(f"no steps study at M = {M} in this results file")
         return
-    K = rows[0]["K"]
-    drift = results.run_drift(doc)
-    print(f"M = {M:,}, K = {K:,}: median ms [quartiles], each step against the one above  [{results.label(doc)}]")
-    for block in sorted({r["block"] for r in rows}):
+    K = runs[0][0]["K"]
+    print(f"M = {M:,}, K = {K:,}: median ms [quartiles] in {len(runs)} run(s); each step against the one above  "
+          f"[{results.label(doc)}]")
+    for block in sorted({r["block"] for r in runs[0]}):
         prev = None
         print(f"  block {block}")
-        for r in (r for r in rows if r["block"] == block):
+        for r in (r for r in runs[0] if r["block"] == block):
+            same = [next(x for x in run if (x["stage"], x["block"], x["variant"]) == (r["stage"], block, r["variant"]))
+                    for run in runs]
             label = STEP_LABELS.get((r["stage"], r["variant"]), r["stage"])
-            verdict = ""
-            if prev:
-                verdict = step_verdict(prev, r, drift)
-            print(f"    {label:<24}{r['ms']:>9.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
-            prev = r
+            times = "  ".join(f"{x['ms']:.3f} [{x['q25_ms']:.3f} {x['q75_ms']:.3f}]" for x in same)
+            print(f"    {label:<24}{times}  {step_verdict(prev, same) if prev else ''}")
+            prev = same
 
 
-def sweep_span(doc: dict, stage, variant=None) -> None:
-    """The recorded block-size sweep's fastest and slowest times, and their ratio."""
-    st = get_stage(stage)
-    rows = [r for r in results.block_sweep(doc, st.name) if r["status"] == "ok"
-            and r["variant"] == (variant if st.variant_name else None)]
-    fast, slow = min(rows, key=lambda r: r["ms"]), max(rows, key=lambda r: r["ms"])
-    print(f"{st.name}: {fast['ms']:.1f} ms at block {fast['block']} to {slow['ms']:.1f} ms at block {slow['block']}: "
-          f"{slow['ms'] / fast['ms']:.1f} times  [{results.label(doc)}]")
-
-
-def l1_fit(doc: dict) -> None:
-    """For the naive sweep's large blocks: cache lines the busy SMs' L1s looked up per SM clock.
-    Each float of A read is one line lookup (32 lanes, 32 rows: 32 lines per load instruction),
-    and B adds one line per instruction: M * K * (1 + 1/32) lookups in all."""
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    clock = doc["machine"]["memory"]["sm_clock_mhz"] * 1e6
-    lookups = M * K * (1 + 1 / 32)
-    for r in results.block_sweep(doc, "naive"):
-        if r["status"] != "ok" or r["block"] < 256:
-            continue
-        busy = -(-M // r["block"])
-        rate = lookups / busy / (r["ms"] * 1e-3) / clock
-        print(f"block {r['block']:>4}: {busy} busy SMs, {lookups / busy / 1e9:.2f} G lookups each in {r['ms']:.1f} ms: "
-              f"{rate:.2f} lines per SM clock ({clock / 1e6:.0f} MHz, the clock measured in the latency kernel, "
-              f"assumed for the sweep)  [{results.label(doc)}]")
-
-
-def compare_rows(doc: dict, a: str, b: str) -> None:
-    """Two rows of the headline table side by side with their quartiles, and the verdict."""
-
-    head = results.headline(doc)
-    rows = {r["stage"]: r for r in head["stages"]}  # stage names, and the two references by name
-    rows.update({"torch.matmul": head["torch"], "read ceiling": head["ceiling"]})
-    ra, rb = rows[a], rows[b]
-    print(f"{ra['stage']}: {ra['ms']:.3f} ms [{ra['q25_ms']:.3f} {ra['q75_ms']:.3f}];  {rb['stage']}: "
-          f"{rb['ms']:.3f} ms [{rb['q25_ms']:.3f} {rb['q75_ms']:.3f}];  {rb['stage']} against {ra['stage']}: "
-          f"{step_verdict(ra, rb, results.run_drift(doc))}  [{results.label(doc)}]")
-
-
-def twice(doc: dict) -> None:
-    """Kernels the record timed twice at the headline shape, minutes apart in one run (the stage
-    table, then the shape sweep): how far a median moves between runs, against the quartiles
-    within one."""
-    first, again = results.timed_twice(doc)
-    print(f"{'':<16}{'stage table':>26}{'shape sweep':>26}{'moved':>8}   [{results.label(doc)}]")
-    for name, a in first.items():
-        b = again[name]
-        print(f"{name:<16}{a['ms']:>9.3f} [{a['q25_ms']:.3f}-{a['q75_ms']:.3f}]{b['ms']:>9.3f} "
-              f"[{b['q25_ms']:.3f}-{b['q75_ms']:.3f}]{(b['ms'] / a['ms'] - 1):>+8.1%}")
-    drift = results.run_drift(doc)
-    if drift is not None:
-        print(f"the ratio between two of gemvlab's kernels (or the read ceiling) moved by up to {drift:.2%} "
-              f"between the two")
-        tight = results.run_drift(doc, max_spread=0.01)
-        if tight is not None and tight < drift:
-            print(f"among those whose quartiles are under 1% wide in both timings, by up to {tight:.2%}")
-
-
-def naive_with_thread_latency(ctx: Context) -> None:
-    """The naive stage's prediction with one thread's latency in place of a warp's scattered load:
-    what the model would say without the warp chase, against the measurement."""
-    inputs = dict(model.machine_inputs(ctx.doc), warp_latency_ns=None)
-    t = next(t for t in stage_table(ctx.doc) if t["stage"] == "naive")
-    p = model.predict("naive", ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], t["block"], None, **inputs)
-    full = ctx.predictions.get("naive") or prediction(ctx, "naive")
-    print(f"measured: {t['ms']:.1f} ms  [{ctx.label}]")
-    print(f"  one thread's latency, {p.latency_ns:.0f} ns, + L1 time for all {p.l1_lines_timed} lines: round "
-          f"{p.round_ns:.0f} ns -> predicted {p.ms:.1f} ms (measured/predicted {t['ms'] / p.ms:.2f}x)")
-    print(f"  the warp's latency, {full.latency_ns:.0f} ns, + L1 time for the {full.l1_lines_timed} lines not already "
-          f"inside it: round {full.round_ns:.0f} ns -> {full.ms:.1f} ms ({t['ms'] / full.ms:.2f}x)")
-    if full.bound == "bytes in flight":  # then the time scales with the round
-        bare = full.ms * full.latency_ns / full.round_ns
-        print(f"  the warp's latency alone, without the fitted L1 time: {bare:.1f} ms ({t['ms'] / bare:.2f}x)")
+def warps_table(doc: dict) -> None:
+    """Stage 2's two changes apart, at the headline shape: stage 1 (64 warps, scattered loads), stage
+    2's coalesced loads with the same 64 warps, and stage 2 (one warp per row: M warps), each step
+    judged against the one above; beside each, the warps and the bytes one warp keeps in flight."""
+    found = results.rows(doc, "warps", ok=True)
+    if not found:
+        print("no warps study in this results file")
+        return
+    names = {"naive": "stage 1", "few_warps": "stage 2's loads, stage 1's warps", "coalesced": "stage 2"}
+    print(f"{'':<34}{'block':>6}{'warps':>7}{'bytes in flight per warp':>26}{'ms [quartiles]':>24}  step  "
+          f"[{results.label(doc)}]")
+    prev = None
+    for r in found:
+        st = get_stage(r["stage"])
+        warps = st.grid(r["M"], r["block"], r["variant"] or st.default) * -(-r["block"] // 32)
+        verdict = step_verdict([prev], [r]).replace(" (one run: not yet shown to repeat)", "") if prev else ""
+        print(f"{names.get(r['stage'], r['stage']):<34}{r['block']:>6}{warps:>7,}"
+              f"{model.traffic(st).bytes_in_flight:>26,}{r['ms']:>11.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
+        prev = r
