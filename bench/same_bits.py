@@ -121,13 +121,16 @@ def run_case(c: Case, seed: int) -> dict:
 def capture(path: str) -> int:
     import torch
 
+    import gemvlab
+
     found = [run_case(c, seed) for seed, c in enumerate(cases())]
-    doc = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "cases": found}
+    doc = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "gemvlab": gemvlab.__file__, "cases": found}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
     bad = [r["case"] for r in found if not r["repeats"]]
-    print(f"captured {len(found)} cases on {doc['gpu']} into {path}; {len(bad)} differ between two runs")
+    print(f"captured {len(found)} cases on {doc['gpu']} with {doc['gemvlab']} into {path}; {len(bad)} differ "
+          "between two runs")
     for name in bad:
         print(f"  not repeatable: {name}")
     return 1 if bad else 0
@@ -150,7 +153,9 @@ def compare(path: str) -> int:
         if not r["repeats"]:
             problems.append(f"{r['case']}: two runs differ")
     kernels = sorted({r["plan"].split(": ", 1)[-1].split(" x ")[0] for r in now})
-    print(f"{len(now)} cases on {torch.cuda.get_device_name()}, {len(kernels)} kernels and launches: "
+    import gemvlab
+
+    print(f"{len(now)} cases on {torch.cuda.get_device_name()} with {gemvlab.__file__}, {len(kernels)} kernels: "
           f"{len(now) - len(problems)} the same bits as {path}")
     for k in kernels:
         print(f"  {k}")
