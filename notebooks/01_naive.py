@@ -179,8 +179,9 @@ nb.sweep_table(ctx.recorded, "naive")
 _ = plots.plot_block_sweep(ctx.recorded, "naive", log=True)
 
 # %% [markdown]
-# From 32 to 128 threads the same 64 warps keep the same bytes in flight, and the time barely moves. From
-# 256 threads on, all warps share at most 8 SMs. Every float of A costs one cache line lookup in the SM that
+# From 32 to 128 threads the same 64 warps keep the same bytes in flight. The model's time stays flat, while
+# the measured time grows a little as those warps share fewer SMs. From 256 threads on, all warps share at
+# most 8 SMs. Every float of A costs one cache line lookup in the SM that
 # reads it. If an SM looks up about one line per clock, halving the busy SMs doubles the time. That rate is a
 # **fit** to this sweep, not a prediction:
 

@@ -121,7 +121,7 @@ _ = plots.plot_stages(ctx.doc, upto=2)
 nb.warps_table(ctx.recorded)
 
 # %% [markdown]
-# With stage 1's 64 warps, coalescing alone does not help: the table shows it slower. A coalesced warp keeps
+# With stage 1's 64 warps, coalescing alone makes the kernel slower (the step column). A coalesced warp keeps
 # 128 bytes in flight, a scattered one about 1 KiB. The gain comes from the warps. On Little's law's curve,
 # stage 2 sits far to the right of stage 1:
 
@@ -174,11 +174,14 @@ nb.pitfall(ctx, "smem_sanitizer")
 # ## Pitfall: a block that is not a power of two
 #
 # With 384 threads the halving goes 192, 96, 48, 24, 12, 6, 3, then 1. The value in slot 2 is never added.
-# There is no error message, only a wrong answer. gemvlab refuses such a block before launching:
+# There is no error message, only a wrong answer. gemvlab refuses such a block before launching (here
+# the checks alone run, so that they need no GPU):
 
 # %%
+from gemvlab.stages.launch import check_inputs
+
 try:
-    lab.gemv(torch.rand(8, 64), torch.rand(64), "coalesced", block=384)
+    check_inputs(torch.rand(8, 64), torch.rand(64), "coalesced", block=384, variant=0, require_cuda=False)
 except lab.GemvInputError as e:
     print("GemvInputError:", e)
 

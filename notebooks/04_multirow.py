@@ -129,8 +129,9 @@ nb.matmul_kernels(ctx)
 nb.matmul_overhead(ctx)
 
 # %% [markdown]
-# Its grid splits each row into stretches and adds the partial sums in a second kernel. It needs many more
-# rounds of resident blocks than stage 4's two, and its time beyond the read ceiling's is printed above.
+# Its grid splits each row into stretches and adds the partial sums in a second kernel. Its blocks run in
+# hundreds of waves, where stage 4 has 2048 blocks, one per row. Its time beyond the read ceiling's is printed
+# above.
 # Nsight Compute reads the hardware's **counters**: bytes from DRAM, sectors through the L2 and L1, the share
 # of warp slots in use:
 
@@ -156,9 +157,12 @@ nb.pitfall(ctx, "int32_offsets")
 # an SM has, and the launch fails at once. gemvlab says so before launching:
 
 # %%
+from gemvlab.gpu.occupancy import HOPPER
+from gemvlab.stages.launch import check_fits
+
 nb.pitfall(ctx, "too_many_registers")
 try:
-    lab.gemv(torch.rand(8, 64), torch.rand(64), "multirow", 1024, 32)
+    check_fits(lab.get_stage("multirow"), 1024, 32, HOPPER)  # the check gemvlab runs, for an H200
 except lab.GemvInputError as e:
     print("GemvInputError:", e)
 

@@ -126,4 +126,5 @@ def test_the_stage_table_judges_steps_by_both_runs(doc):
     from gemvlab.results.table import stage_runs
 
     runs = stage_runs(doc)
-    assert all(len(r) == 2 for name, r in runs.items() if name != "naive")  # the shape sweep skips stage 1
+    assert set(runs) == {"naive", "coalesced", "vectorized", "warp_shuffle", "multirow"}
+    assert all(len(r) == 2 and r[0]["study"] == "headline" and r[1]["study"] == "block_sweep" for r in runs.values())

@@ -7,18 +7,35 @@ writes it on a GPU, and the tables printed from it.
 
 from .schema import DATASHEET_GBPS, DEFAULT_RECORDED, SCHEMA, SchemaError, label, load, save, validate
 from .views import (
-                    best,
-                    block_sweep,
-                    by_kind,
-                    explorer_shapes,
-                    headline,
-                    rows,
-                    shape_summary,
-                    shapes,
-                    steps,
-                    timed_twice,
+    best,
+    block_sweep,
+    by_kind,
+    explorer_shapes,
+    headline,
+    rows,
+    shape_summary,
+    shapes,
+    steps,
+    timed_twice,
 )
 
-__all__ = ["DATASHEET_GBPS", "DEFAULT_RECORDED", "SCHEMA", "SchemaError", "best", "block_sweep", "by_kind",
-           "explorer_shapes", "headline", "label", "load", "rows", "save", "shape_summary", "shapes",
-           "steps", "timed_twice", "validate"]
+__all__ = [
+    "DATASHEET_GBPS",
+    "DEFAULT_RECORDED",
+    "SCHEMA",
+    "SchemaError",
+    "best",
+    "block_sweep",
+    "by_kind",
+    "explorer_shapes",
+    "headline",
+    "label",
+    "load",
+    "rows",
+    "save",
+    "shape_summary",
+    "shapes",
+    "steps",
+    "timed_twice",
+    "validate",
+]

@@ -51,13 +51,14 @@ def step_verdict(before: list[dict], after: list[dict]) -> str:
 
 
 def stage_runs(doc: dict) -> dict:
-    """stage -> its headline-shape rows in each independent run of a record (the stage table, and
-    the shape sweep's timing at the same shape, minutes later), torch.matmul and the read ceiling
-    included."""
-    _, again = views.timed_twice(doc)
-    out = {r["stage"]: [r] for r in views.rows(doc, "headline", ok=True)}
-    for name, r in again.items():
-        out[name].append(r)
+    """stage -> its rows at the headline shape and its stage-table configuration in each independent
+    timing of a record: the stage table itself, and the block sweep's timing of the same
+    configuration, minutes earlier (a live document has the stage table alone)."""
+    out = {}
+    for r in views.headline(doc)["stages"]:
+        sweep = [s for s in views.block_sweep(doc, r["stage"]) if s["status"] == "ok"
+                 and (s["block"], s["variant"]) == (r["block"], r["variant"])]
+        out[r["stage"]] = [r, *sweep[:1]]
     return out
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import torch
 
 from .. import results
-from ..kernels import get_stage
 from ..measure import model
 from ..measure.accuracy import random_inputs
 from ..measure.timing import time_round_robin
@@ -104,27 +103,6 @@ def explain_shape(ctx: Context, M: int, K: int) -> None:
               + (f", read ceiling {c['ms']:.4f} ms" if c else "") + f"  [{results.label(doc)}]")
     else:
         print("not in the recorded explorer grid")
-
-
-def one_kernel_every_shape(ctx: Context, stage="warp_shuffle") -> None:
-    """Stage 4 (one block per row) on every shape of the sweep: what its grid leaves on the SMs,
-    the model's time and the recorded one."""
-    doc = ctx.recorded
-    inputs = model.machine_inputs(doc)
-    st = get_stage(stage)
-    print(f"{st.name} at its best block size per shape  [model and measurement: {results.label(doc)}]")
-    print("(model ms: A wave by wave at what its bytes in flight allow, capped by the read ceiling, plus B and C read "
-          "once at the read ceiling; GB/s per busy SM counts A once and B once per block: every block reads all of B)")
-    print(f"{'M':>9}{'K':>11}{'block':>7}{'grid':>11}{'SMs busy':>10}{'warps/busy SM':>15}{'waves':>7}"
-          f"{'model ms':>10}{'measured':>10}{'ratio':>7}{'GB/s per busy SM':>18}")
-    for M, K in results.shapes(doc):
-        r = results.shape_summary(doc, M, K)["stages"].get(st.name)
-        if not r or r["status"] != "ok":
-            print(f"{M:>9}{K:>11}  {st.name} does not run here ({r['status'] if r else 'not measured'})")
-            continue
-        p = model.predict(st, M, K, r["block"], r["variant"], **inputs)
-        print(f"{M:>9}{K:>11}{r['block']:>7}{p.grid:>11,}{p.res.busy_sms:>10}{p.res.first_wave_warps_per_sm:>15.1f}"
-              f"{len(p.waves):>7}{p.ms:>10.3f}{r['ms']:>10.3f}{r['ms'] / p.ms:>7.2f}{4 * K * (M + p.grid) / (r['ms'] * 1e6) / p.res.busy_sms:>18.0f}")
 
 
 def dispatch_look_back(ctx: Context) -> None:

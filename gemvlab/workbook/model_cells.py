@@ -6,7 +6,6 @@ from __future__ import annotations
 from .. import results
 from ..kernels import get_stage
 from ..measure import model
-from ..measure.bench import bytes_moved
 from ..results.studies import BLOCKS, HEADLINE_VARIANTS
 from ..results.table import stage_table
 from .context import Context
@@ -38,13 +37,6 @@ def predict_line(ctx: Context, stage) -> None:
     p = best_prediction(ctx, st)
     what = f"{p.block} threads" + (f", {st.variant_name} {p.variant}" if st.template and len(candidates(st)) > 6 else "")
     print(f"model: {p.ms:.3f} ms at {what} (its fastest), bound by {p.bound}  [{ctx.label}]")
-
-
-def working(ctx: Context, stage, block: int | None = None, variant: int | None = None) -> None:
-    """The model's working for one configuration (the model's own pick by default)."""
-    p = best_prediction(ctx, stage) if block is None else model.predict(
-        stage, ctx.doc["headline"]["M"], ctx.doc["headline"]["K"], block, variant, **model.machine_inputs(ctx.doc))
-    print(p.describe() + f"  [{ctx.label}]")
 
 
 def sweep_model(ctx: Context, stage, variant=None) -> None:
@@ -112,7 +104,3 @@ def bandwidth_points(ctx: Context, upto: int) -> dict:
         if p.waves:
             out[f"{t['number']} {t['stage']}"] = (p.waves[0].in_flight_bytes / inputs["sms"], t["GBps"])
     return out
-
-
-def headline_bytes(ctx: Context) -> int:
-    return bytes_moved(ctx.doc["headline"]["M"], ctx.doc["headline"]["K"])
