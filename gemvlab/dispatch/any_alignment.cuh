@@ -1,19 +1,18 @@
 // Shared by the dispatcher's split_k.cu and rows_per_warp.cu: the dot product of one stretch of a
 // row of A with the same stretch of B, for a row that may start anywhere.
 //
-// Why: the float4 stages need every row 16-byte aligned and refuse anything else; a library
-// cannot (K = 4099 puts row r at byte 4 * 4099 * r, and a view such as A[:, 1:] starts mid-row).
-// So a stretch is cut in three: a head of 0 to 3 floats before the row's first 16-byte boundary,
-// a body of whole float4s (LOADS independent loads of A per lane per trip, the last trip's loads
-// predicated), and a tail of 0 to 3 floats. The head's and tail's loads are written before the
-// body, so the edges cost one wait for memory before it, not one each. B is read at A's columns:
-// as float4s where B sits at the same offset from a 16-byte boundary as every row (B_VEC), else as
-// scalars, or, where several rows share B (dot_rows_shuffled), as aligned float4s shifted into
-// place by warp shuffles.
+// Why: the float4 stages need every row 16-byte aligned; a library cannot (K = 4099 puts row r at
+// byte 4 * 4099 * r, and a view such as A[:, 1:] starts mid-row). So a stretch is cut in three: a
+// head of 0 to 3 floats before the row's first 16-byte boundary, a body of whole float4s (LOADS
+// independent loads of A per lane per trip, the last trip's predicated), and a tail of 0 to 3
+// floats. The head's and tail's loads are written before the body, in flight with its first loads.
+// B is read at A's columns: as float4s where B sits at the same offset from a 16-byte boundary as
+// every row (B_VEC), else as scalars, or, where several rows share B (dot_rows_shuffled), as aligned
+// float4s shifted into place by warp shuffles.
 //
-// Invariants: A is loaded with __ldcg (each byte is used once: its lines are not kept in the L1,
-// which is left to B); a product is added only where the row has that element (B may hold an
-// infinity, and 0 * inf is NaN); the order of additions is fixed: the same inputs, the same bits.
+// Invariants: A is loaded with __ldcg (each byte is used once; the L1 is left to B); a product is
+// added only where the row has that element (B may hold an infinity, and 0 * inf is NaN); the order
+// of additions is fixed: the same inputs, the same bits.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -77,7 +76,7 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
 // block (a multiple of 32) covering the stretch: rows r < `rows` start at a + r * lda, and
 // sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
 // dot_stretch. Rows aligned like B (B_VEC, the same head for all): dot_rows_aligned, B's float4s
-// loaded once per trip for every row. Otherwise (odd K, views) no one float4 of B lines up with
+// loaded once per trip for every row. Otherwise (lda % 4 != 0, or views) no one float4 of B lines up with
 // every row: dot_rows_shuffled, below.
 template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
@@ -138,7 +137,7 @@ __device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
                        d == 0 ? x.w : d == 1 ? y.x : d == 2 ? y.y : y.z);
 }
 
-// dot_rows for rows that start at different offsets from B's (odd K, views). B is loaded only
+// dot_rows for rows that start at different offsets from B's (lda % 4 != 0, or views). B is loaded only
 // as aligned float4s ("chunks": chunk j holds floats 4j - e .. 4j - e + 3 of the stretch, e =
 // B's offset from a 16-byte boundary), LOADS per lane per trip like A's, and each row takes the
 // 4 floats it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r

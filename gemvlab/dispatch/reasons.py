@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .kernels import REDUCE_BLOCK
+
 #: The decisions a plan is made of: every plan's reasons cover the ones its kernel takes.
 DECISIONS = {"none": ("kernel",), "zeros": ("kernel",), "row_tiles": ("kernel", "tile"),
              "rows_per_warp": ("kernel", "alignment", "lanes"), "split_k": ("kernel", "alignment", "splits")}
@@ -150,7 +152,8 @@ def launch_text(plan) -> str:
                 else f"{plan.M} rows")
         if plan.splits > 1:
             out += (f" ({rows} x {plan.splits} stretches of {plan.chunk:,} floats), then "
-                    f"{-(-plan.M * 32 // 256)} block{'s' if plan.M > 8 else ''} of 256 adding each row's "
+                    f"{-(-plan.M * 32 // REDUCE_BLOCK)} block{'s' if plan.M * 32 > REDUCE_BLOCK else ''} of "
+                    f"{REDUCE_BLOCK} adding each row's "
                     f"{plan.splits} partial sums")
         return out
     if plan.kernel == "rows_per_warp":

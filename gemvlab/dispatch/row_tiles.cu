@@ -17,7 +17,7 @@
 
 #include "launch_args.cuh"
 
-constexpr int TILE_FLOATS = GEMV_TILE_FLOATS;  // the static tile, 16 KiB; the rule keeps a tile's rows within it
+constexpr int TILE_FLOATS = GEMV_TILE_FLOATS;  // the static tile's floats (U == 4); the rule keeps a tile's rows within it
 constexpr int MAX_K = GEMV_TILE_MAX_K;          // B's room in shared memory; the rule sends only rows this short
 
 // Where tile t's rows lie: rows r0 .. r0 + rows - 1, the span of A from the first row's first
@@ -81,7 +81,7 @@ __device__ __forceinline__ void load_tile(float* tile, const TileSpan& s) {
 // two accumulators. Shared memory has 32 banks of 4 bytes, each serving one address per pass; with
 // one lane per row, a warp's lanes read the same column of 32 rows, which at a row stride of 32 all
 // fall in one bank. So with an even row stride, the tile's row r starts at column r % K and wraps,
-// which spreads the lanes over the banks. Any order is fixed per row: the same bits on every run.
+// which spreads the lanes over more banks. Any order is fixed per row: the same bits on every run.
 template <int G>
 __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, const TileSpan& s, int lda, int K,
                                         int row, float* __restrict__ C) {
@@ -89,7 +89,7 @@ __device__ __forceinline__ void sum_row(const float* tile, const float* Bs, cons
     float s0 = 0.0f, s1 = 0.0f;
     if (row < s.rows) {
         const float* a = tile + s.off + row * lda;
-        const int count = (K - lane + G - 1) / G;  // this lane's columns: lane, lane + G, ...
+        const int count = (K - lane + G - 1) / G;  // how many columns: lane, lane + G, ... (rotated below)
         int k = lane + (lda % 2 == 0 ? row % K : 0);
         if (k >= K) k -= K;
 #pragma unroll 4

@@ -3,9 +3,9 @@
 //
 // Why: one block per row needs many rows. M = 16 rows make 16 blocks and leave most of the GPU's
 // SMs idle; cutting each row into `splits` stretches makes M * splits blocks, enough for every SM
-// however few the rows. With splits = 1 this is one block per row, stage 4's design, writing C
-// directly. ROWS > 1 is stage 5's idea inside a split: where a few rows share a B too large to stay
-// in the L2 for all of their blocks, one block loads each float4 of B once for all of them.
+// however few the rows. With splits = 1 and ROWS = 1 it is one block per row, stage 4's design,
+// writing C directly. ROWS > 1 is stage 5's idea inside a split: where a few rows share a B too
+// large to stay in the L2 for all of their blocks, one block loads each float4 of B once for all.
 // The dispatcher (gemvlab/dispatch/rule.py) chooses splits and ROWS.
 //
 // Invariants: rows may start anywhere (any_alignment.cuh); offsets into A are 64-bit; block b
@@ -69,7 +69,8 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // On sm_90 and later it is a programmatic dependent launch: the GPU may start it once split_k's
 // last block has exited, before split_k's grid is complete, which saves the gap between the two
 // grids; cudaGridDependencySynchronize waits until split_k's writes are visible. The partials are
-// read with __ldcg (the L2, not the L1, which is not kept coherent with other SMs' writes).
+// read with __ldcg, not the read-only path: they are written by a grid that may still be running
+// when this one starts.
 __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* __restrict__ C, long long M,
                                     int splits) {
 #if __CUDA_ARCH__ >= 900

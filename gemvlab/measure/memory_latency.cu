@@ -7,7 +7,7 @@
 // in a cache line nor a prefetcher help, and __ldcg keeps the lines out of the L1. A buffer many
 // times the L2 measures DRAM; one a fraction of it, the L2. pointer_chase_warp stands in for the
 // naive stage's loads: 32 lanes at 32 places in the chain, so each load instruction reads 32
-// unrelated lines. The kernel also counts SM clock cycles (clock64): the clock it ran at.
+// unrelated lines. pointer_chase also counts SM clock cycles (clock64): the clock it ran at.
 #include <cuda_runtime.h>
 
 __global__ void pointer_chase(const long long* __restrict__ next, long long start, long long steps,
@@ -31,7 +31,9 @@ __global__ void pointer_chase_warp(const long long* __restrict__ next, long long
     out[threadIdx.x] = i;
 }
 
-// Launched as one thread (variant 0) or one warp (variant 1). `A` is the chain (long long indices), M its start, K the steps.
+// Launched as one thread (variant 0) or one warp (variant 1). `A` is the chain (long long indices), K the steps;
+// M is the start element (variant 0), or a seed for the lanes' 32 starting lines, all below line 4096
+// (variant 1: the chain must have at least 4096 lines, 512 KiB).
 // C receives {end, cycles} for variant 0, and the 32 lanes' chain ends for variant 1 (timed by events, no clock count).
 extern "C" int launch_pointer_chase(const float* A, const float* B, float* C, long long M, long long K,
                                     int block, int variant, cudaStream_t stream) {

@@ -4,10 +4,11 @@
 //
 // Two ways to walk A, because neither is fastest on every shape:
 //  * read_rows: one block per row, the block striding along its row (the stages' pattern, minus
-//    B); needs K % 4 == 0;
+//    B); needs K % 4 == 0 and A 16-byte aligned;
 //  * read_grid: A as one flat array, a fixed grid striding over all of it; it reads the first
 //    floor(M * K / 4) float4s of A, which must start 16-byte aligned (up to 3 floats unread).
-// Plain loads, default caching.
+// No cache hints: the loads take the read-only path (LDG.E.128.CONSTANT, cached in the L1), which
+// `const __restrict__` allows.
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float add4(float4 v) { return v.x + v.y + v.z + v.w; }

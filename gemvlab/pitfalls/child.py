@@ -90,6 +90,8 @@ def _after_fault() -> None:
 def child(demo: str) -> None:
     import torch
 
+    from ..measure.accuracy import relative_error
+
     torch.manual_seed(0)
     if demo == "cpu_pointers":
         launch = _launcher("naive", "launch_naive")
@@ -170,7 +172,7 @@ def child(demo: str) -> None:
             c = C.double().cpu()
             if torch.isnan(c).any():
                 return f"{int(torch.isnan(c).sum())} of {M} rows NaN"
-            return f"relative error {(torch.linalg.vector_norm(c - ref) / torch.linalg.vector_norm(ref)).item():.1e}"
+            return f"relative error {relative_error(c, ref):.1e}"
 
         errs = []
         for _ in range(runs):
@@ -205,7 +207,7 @@ def child(demo: str) -> None:
                 return
             ref = A[:M].double() @ B.double()
             last = abs(C[-1].item() - ref[-1].item()) / ref[-1].item()
-            err = (torch.linalg.vector_norm(C.double() - ref) / torch.linalg.vector_norm(ref)).item()
+            err = relative_error(C, ref)
             _event(f"result, M = {M}", err < 1e-5, f"relative error {err:.1e}; last row's relative error {last:.1e}")
     elif demo == "too_many_registers":
         launch = _launcher("multirow", "launch_multirow")

@@ -1,8 +1,8 @@
 // Not a stage: stage 2's coalesced loads with only as many warps as stage 1 has. Notebook 02 times
 // it between the two stages to separate the two changes stage 2 makes at once: coalesced loads,
 // and M blocks (many more warps resident). A grid of `variant` blocks walks the rows, block b
-// taking rows b, b + gridDim.x, ...; at 32 threads per block and 64 blocks it has stage 1's 64
-// warps at 32 threads per block, one per SM. The reduction is stage 2's tree.
+// taking rows b, b + gridDim.x, ...; at 32 threads and 64 blocks it has stage 1's 64 warps, spread
+// one block per SM when the scheduler spreads them (it decides). The reduction is stage 2's tree.
 #include <cuda_runtime.h>
 
 __global__ void gemv_few_warps(const float* __restrict__ A, const float* __restrict__ B,
@@ -23,7 +23,7 @@ __global__ void gemv_few_warps(const float* __restrict__ A, const float* __restr
     }
 }
 
-// `variant`: the blocks in the grid (each walks M / variant rows).
+// `variant`: the blocks in the grid (each walks about M / variant rows).
 extern "C" int launch_few_warps(const float* A, const float* B, float* C, long long M, long long K, int block,
                                 int variant, cudaStream_t stream) {
     gemv_few_warps<<<(unsigned)variant, block, block * sizeof(float), stream>>>(A, B, C, M, K);

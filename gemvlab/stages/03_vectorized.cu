@@ -2,7 +2,8 @@
 //
 // Change from stage 2: each thread loads four floats at once (a float4, 16 bytes) from A and from
 // B. A warp reads 512 contiguous bytes per instruction and issues a quarter of the load
-// instructions: in the SASS the loads become LDG.E.128 instead of LDG.E.
+// instructions: in the SASS the loads become LDG.E.128.CONSTANT instead of LDG.E.CONSTANT (the
+// read-only path, which `const __restrict__` pointers allow).
 //
 // A float4 load must read from an address that is a multiple of 16 bytes. That holds when A and
 // B start 16-byte aligned and K % 4 == 0 (every row then starts aligned too). gemvlab checks both

@@ -10,8 +10,9 @@
 //    any is used, so one thread keeps several loads travelling at once. How many the compiled code
 //    issues before the first use is ptxas's choice (notebook 03 counts them in the SASS).
 //  * A past the L1: each byte of A is used once, each byte of B by every block. __ldcg ("cache
-//    global") loads A without keeping its lines in the L1, which is left to B.
-// Registers set how many blocks fit on an SM: more LOADS, more registers, fewer resident warps.
+//    global") loads A without keeping its lines in the L1; the intent is more L1 hits on B.
+// Registers set how many blocks fit on an SM: more LOADS can mean more registers, and so fewer
+// resident warps (the resource report shows it).
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -89,8 +90,8 @@ extern "C" int launch_warp_shuffle(const float* A, const float* B, float* C, lon
     return launch<true>(A, B, C, M, K, block, variant, stream);
 }
 
-// Stage 4 with A loaded with the default caching (through the L1): the steps between stage 3 and
-// stage 4.
+// Stage 4 with A read like B, through the read-only path (LDG.E.128.CONSTANT, cached in the L1):
+// the steps between stage 3 and stage 4.
 extern "C" int launch_warp_shuffle_through_l1(const float* A, const float* B, float* C, long long M,
                                               long long K, int block, int variant, cudaStream_t stream) {
     return launch<false>(A, B, C, M, K, block, variant, stream);

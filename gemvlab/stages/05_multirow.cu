@@ -4,10 +4,9 @@
 // of B and the float4s at the same column of its ROWS rows of A, so every load of B serves ROWS
 // rows, and the ROWS loads of A are independent. A is read past the L1 (__ldcg), as in stage 4.
 //
-// When it pays: where rows are short (fewer, fuller blocks) or B is too large to stay in the
-// caches between the blocks that read it. The cost: ROWS accumulators and ROWS float4s live in
-// registers; as ROWS grows, fewer blocks fit on an SM, and past the register limit the compiler
-// spills to local memory (the resource report shows it).
+// When it pays: where rows are short (fewer, fuller blocks). The cost: ROWS accumulators and ROWS
+// float4s live in registers; as ROWS grows, fewer blocks fit on an SM, and past the register limit
+// the compiler spills to local memory (the resource report shows it).
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum_rows(float v) {
@@ -64,6 +63,7 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
 // `variant` is ROWS, the rows each block computes.
 extern "C" int launch_multirow(const float* A, const float* B, float* C, long long M,
                                long long K, int block, int variant, cudaStream_t stream) {
+    if (variant < 1) return (int)cudaErrorInvalidValue;
     const unsigned grid = (unsigned)((M + variant - 1) / variant);
     switch (variant) {
         case 1: gemv_multirow<1><<<grid, block, 0, stream>>>(A, B, C, M, K); break;
