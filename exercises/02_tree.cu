@@ -1,10 +1,11 @@
-// Exercise 2 (notebook 02): add a block's partial sums as a tree in shared memory.
+// Exercise 2 (notebook 02): a tree that works for any block size.
 //
-// One block per row, as in stage 2: thread t reads elements t, t + blockDim.x, ... of its row
-// (coalesced) and stores its partial sum in partial[t]. The TODO is the tree that adds the block's
-// blockDim.x partial sums into partial[0]. blockDim.x is a power of two.
+// Stage 2's tree halves the block at each level, so it needs a power of two: with 384 threads the
+// value in slot 2 is never added. Here the block has 384 threads. Fix the tree: first fold the
+// threads above the largest power of two p <= blockDim.x onto the first ones (thread t < blockDim.x
+// - p adds partial[t + p]), with a barrier, then run the usual tree over p. The TODO marks where.
 //
-// try_kernel: reference coalesced, block 256, shape 2048 x 65536, mark 1.1
+// try_kernel: reference coalesced, block 384, reference_block 256, shape 2048 x 65536, mark 1.35
 #include <cuda_runtime.h>
 
 __global__ void gemv_exercise(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -15,8 +16,12 @@ __global__ void gemv_exercise(const float* __restrict__ A, const float* __restri
     for (long long k = threadIdx.x; k < K; k += blockDim.x) sum += a[k] * B[k];
     partial[threadIdx.x] = sum;
     __syncthreads();
-    // TODO: for s = blockDim.x / 2, then s / 2, ... down to 1: threads t < s add partial[t + s] to
-    // partial[t]. Every thread must reach a __syncthreads() after each level.
+    // TODO: p, the largest power of two <= blockDim.x; threads t < blockDim.x - p add partial[t + p]
+    // to partial[t]; then a __syncthreads(). The tree below must then start from p / 2.
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+        __syncthreads();
+    }
     if (threadIdx.x == 0) C[blockIdx.x] = partial[0];
 }
 

@@ -1,6 +1,11 @@
-// Exercise 2 (notebook 02): add a block's partial sums as a tree in shared memory. A solution.
+// Exercise 2 (notebook 02): a tree that works for any block size. A solution.
 //
-// try_kernel: reference coalesced, block 256, shape 2048 x 65536, mark 1.1
+// Stage 2's tree halves the block at each level, so it needs a power of two: with 384 threads the
+// value in slot 2 is never added. Here the block has 384 threads. Fix the tree: first fold the
+// threads above the largest power of two p <= blockDim.x onto the first ones (thread t < blockDim.x
+// - p adds partial[t + p]), with a barrier, then run the usual tree over p.
+//
+// try_kernel: reference coalesced, block 384, reference_block 256, shape 2048 x 65536, mark 1.35
 #include <cuda_runtime.h>
 
 __global__ void gemv_exercise(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -11,9 +16,13 @@ __global__ void gemv_exercise(const float* __restrict__ A, const float* __restri
     for (long long k = threadIdx.x; k < K; k += blockDim.x) sum += a[k] * B[k];
     partial[threadIdx.x] = sum;
     __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    unsigned p = 1;
+    while (2 * p <= blockDim.x) p *= 2;  // the largest power of two <= blockDim.x
+    if (threadIdx.x < blockDim.x - p) partial[threadIdx.x] += partial[threadIdx.x + p];
+    __syncthreads();
+    for (unsigned s = p / 2; s > 0; s >>= 1) {
         if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-        __syncthreads();  // outside the if: every thread reaches it
+        __syncthreads();
     }
     if (threadIdx.x == 0) C[blockIdx.x] = partial[0];
 }

@@ -3,6 +3,7 @@
 // One block per row, float4 loads of A and B (K % 4 == 0 and aligned rows, as in stage 3). Each
 // thread ends with a partial sum. warp_sum must leave the warp's total in lane 0; the block then
 // adds its warps' totals through shared memory, one barrier in all. blockDim.x is a multiple of 32.
+// The reference, warp_shuffle_l1 with LOADS = 1, is stage 4's first step (4a): the same loop and shuffle.
 //
 // try_kernel: reference warp_shuffle_l1, block 256, variant 1, shape 2048 x 262144, mark 1.1
 #include <cuda_runtime.h>

@@ -2,7 +2,7 @@
 //
 // Block b computes rows 2b and 2b + 1 (M is even here). Each trip, a thread loads one float4 of B
 // and the float4 at the same column of each of its two rows, A read past the L1 with __ldcg as in
-// stage 4. The reduction adds both rows.
+// stage 4. The reduction adds both rows: warp r adds row r, so the block needs at least 64 threads.
 //
 // try_kernel: reference multirow, block 256, variant 2, shape 65536 x 4096, mark 1.1
 #include <cuda_runtime.h>
@@ -22,8 +22,8 @@ __global__ void gemv_exercise(const float* __restrict__ A, const float* __restri
     for (long long i = threadIdx.x; i < K / 4; i += blockDim.x) {
         const float4 b = b4[i];  // loaded once, used for both rows
         const float4 x = __ldcg(a0 + i);
-        acc0 += x.x * b.x + x.y * b.y + x.z * b.z + x.w * b.w;
         const float4 y = __ldcg(a1 + i);
+        acc0 += x.x * b.x + x.y * b.y + x.z * b.z + x.w * b.w;
         acc1 += y.x * b.x + y.y * b.y + y.z * b.z + y.w * b.w;
     }
     __shared__ float totals[2][32];

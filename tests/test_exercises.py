@@ -41,3 +41,10 @@ def test_a_copied_stage_is_tried_against_itself(tmp_path):
     assert path.read_text().startswith("// try_kernel: reference warp_shuffle")
     tried = lab.try_kernel(path)
     assert tried.status in ("BUILT, NOT TIMED", "PASS") or tried.measured.get("ratio", 0) < 1.2, repr(tried)
+
+
+def test_the_reference_can_run_at_its_own_block():
+    line = "// try_kernel: reference coalesced, block 384, reference_block 256, shape 64 x 128, mark 1.1\n"
+    spec = Spec.of(line, "x.cu")
+    assert (spec.block, spec.reference_block, spec.M, spec.K) == (384, 256, 64, 128)
+    assert Spec.of(line.replace(", reference_block 256", ""), "x.cu").reference_block is None

@@ -10,7 +10,8 @@ A file says how it is tried on one line of its header::
     // try_kernel: reference naive, block 32, shape 2053 x 65536, mark 1.15
 
 reference: the kernel to compare with (a stage, a step such as warp_shuffle_l1, or gemv, the
-dispatcher), launched at the same block and variant; shape: M x K; mark: the most time allowed,
+dispatcher), launched at the same block and variant unless reference_block (optional) names its
+block; shape: M x K; mark: the most time allowed,
 as a multiple of the reference's; launcher (optional, default launch_exercise): the extern "C"
 function to call, with the stages' signature (A, B, C, M, K, block, variant, stream). On a GPU the
 check and the timing run in a child process, so a kernel that faults cannot break this notebook's
@@ -45,6 +46,7 @@ class Spec:
     mark: float
     variant: int = 0
     launcher: str = "launch_exercise"
+    reference_block: int | None = None  # the reference's block, when it differs from yours
 
     @classmethod
     def of(cls, source: str, path) -> Spec:
@@ -53,8 +55,10 @@ class Spec:
             raise ValueError(f"{path} has no '// try_kernel: reference ..., block ..., shape M x K, mark ...' line")
         fields = dict(part.strip().split(" ", 1) for part in m.group(1).split(","))
         M, K = (int(x) for x in fields["shape"].split("x"))
+        ref_block = fields.get("reference_block")
         return cls(fields["reference"], int(fields["block"]), M, K, float(fields["mark"]),
-                   int(fields.get("variant", 0)), fields.get("launcher", "launch_exercise"))
+                   int(fields.get("variant", 0)), fields.get("launcher", "launch_exercise"),
+                   int(ref_block) if ref_block else None)
 
 
 @dataclass
@@ -166,9 +170,10 @@ def _child(path: str) -> dict:
     if spec.reference == "gemv":
         ref_fn, name = (lambda: gemv(A, B)), "gemv (the dispatcher)"
     else:
-        ref_fn, _ = stages.prepare(A, B, spec.reference, spec.block, spec.variant or None)
-        name = f"{spec.reference} ({spec.block} threads{f', variant {spec.variant}' if spec.variant else ''})"
-    Cr = gemv(A, B) if spec.reference == "gemv" else stages.run(A, B, spec.reference, spec.block, spec.variant or None)
+        ref_block = spec.reference_block or spec.block
+        ref_fn, _ = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
+        name = f"{spec.reference} ({ref_block} threads{f', variant {spec.variant}' if spec.variant else ''})"
+    Cr = gemv(A, B) if spec.reference == "gemv" else stages.run(A, B, spec.reference, ref_block, spec.variant or None)
     err, ref_err = relative_error(C, ref), relative_error(Cr, ref)
     tol = max(1e-5, 10 * ref_err)
     lines = [f"check {where}: relative error {err:.1e} against float64 ({name}: {ref_err:.1e}; allowed {tol:.0e})"]
