@@ -122,8 +122,9 @@ else:
 
 # %% [markdown]
 # One launch timed alone is noisy. The tables below use `gemvlab.measure`. It reports the median of many
-# launches, with the L2 cache emptied before each one. torch.matmul and the read ceiling are timed in the same
-# run. The **quartiles** beside a median are where the middle half of the times fall.
+# launches. Before each one it empties the **L2**, the GPU's last cache, which all SMs share. torch.matmul and
+# the read ceiling are timed in the same run. The **quartiles** beside a median are where the middle half of
+# the times fall. Two times are a **tie** when their gap does not clear both quartiles in every run.
 #
 # ## A model, before measuring
 #
@@ -137,10 +138,11 @@ nb.model_inputs(ctx)
 
 # %% [markdown]
 # One thread per row makes 2048 threads, only 64 warps. A warp's 32 loads each need a 32-byte **sector** of
-# a different row, so a warp keeps about 1 KiB in flight. The model's prediction, before the measurement:
+# a different row, so a warp keeps about 1 KiB in flight. Each round, a warp also waits while its SM's **L1**,
+# a cache inside each SM, looks up the other lines of its loop trip, one per clock. The model's prediction, with its working:
 
 # %%
-nb.predict_line(ctx, "naive")
+nb.predict_line(ctx, "naive", working=True)
 
 # %%
 pic.littles_law_of(ctx, upto=0)
@@ -162,8 +164,8 @@ _ = plots.plot_stages(ctx.doc, upto=1)
 # ## Block size
 #
 # The block size is the number of threads per block, chosen at launch. The grid has `ceil(2048 / block)` blocks.
-# With 32 threads per block, 64 blocks of one warp land on 64 SMs. With 1024 threads, 2 blocks of 32 warps land
-# on 2 SMs:
+# With 32 threads per block, 64 blocks of one warp are assumed to land on 64 SMs. With 1024 threads, 2 blocks of
+# 32 warps land on 2 SMs:
 
 # %%
 pic.sm_map(64, 1, 132)
@@ -179,11 +181,11 @@ nb.sweep_table(ctx.recorded, "naive")
 _ = plots.plot_block_sweep(ctx.recorded, "naive", log=True)
 
 # %% [markdown]
-# From 32 to 128 threads the same 64 warps keep the same bytes in flight. The model's time stays flat, while
-# the measured time grows a little as those warps share fewer SMs. From 256 threads on, all warps share at
-# most 8 SMs. Every float of A costs one cache line lookup in the SM that
-# reads it. If an SM looks up about one line per clock, halving the busy SMs doubles the time. That rate is a
-# **fit** to this sweep, not a prediction:
+# From 32 to 128 threads the same 64 warps keep the same bytes in flight, so the model's time stays flat. The
+# measured time grows by a tenth; the model does not explain that rise. From 256 threads on, all warps share
+# at most 8 SMs, and halving the busy SMs doubles the time. Some limit of about one cache line per SM per
+# clock fits those points. The model takes it to be the L1's lookups: every float of A is one line lookup.
+# That rate is a **fit** to this sweep, not a prediction:
 
 # %%
 nb.l1_fit(ctx.recorded)
@@ -215,8 +217,8 @@ nb.serial_vs_tree_sum()
 # %% [markdown]
 # ## Pitfall: CPU pointers
 #
-# `torch.rand(M, K)` makes tensors on the CPU. Handing their `data_ptr()` to a CUDA kernel is the mistake in
-# the transcript this workbook grew from. gemvlab checks every input in Python first, and names the fix:
+# `torch.rand(M, K)` makes tensors on the CPU. Handing their `data_ptr()` to a CUDA kernel is a common first
+# mistake. gemvlab checks every input in Python first, and names the fix:
 
 # %%
 try:
@@ -261,20 +263,26 @@ nb.pitfall(ctx, "sanitizer")
 # %% [markdown]
 # ## Looking back
 #
-# The prediction beside the measurement. The model uses the fitted line rate, so at 32 threads it is not a
-# blind prediction:
+# The prediction beside the measurement. At 32 threads the model is bound by bytes in flight. The fitted
+# line rate enters only as the L1 time in each round; it sets the bound from 256 threads on:
 
 # %%
 nb.look_back(ctx, upto=1)
 
 # %% [markdown]
-# ## Exercise: write the naive kernel
+# ## Exercise: four sums in flight
 #
-# Open `exercises/01_naive.cu` in the clone. Fill in the kernel's body and the launcher's grid, save, and run
-# the cell below. `lab.try_kernel` builds your file and checks it against float64 on NaN-poisoned output. On a
-# GPU it also times it beside stage 1 and the read ceiling. It passes when the result is right and the time is
-# at most 1.15 times stage 1's. Without a GPU it says BUILT, NOT TIMED. Edit and run again: an edited file is
-# rebuilt. A solution is in `solutions/01_naive.cu`.
+# Stage 1's warps keep about 1 KiB in flight each. Open `exercises/01_naive.cu` in the clone. It sums each row
+# as four quarters at once, in four running sums. The loads of one step fall in four different sectors, so a
+# warp keeps about 4 KiB in flight. The TODO: the other three quarters.
+#
+# Predict first. Little's law says four times the bytes in flight give up to four times the bandwidth, while
+# nothing else limits it. Then run the cell below. `lab.try_kernel` builds your file and prints its registers
+# and the global loads the compiler emitted. It checks the result against float64, on output poisoned with
+# NaN. On a GPU it times your kernel beside stage 1 and the read ceiling, at 32 threads, M = 2048 and
+# K = 65536. It passes when the result is right and the time is at most 0.85 times stage 1's. Without a GPU
+# it says BUILT, NOT TIMED. Edit and run again: an edited file is rebuilt. A solution is in
+# `solutions/01_naive.cu`.
 
 # %%
 lab.try_kernel("01_naive")
@@ -289,12 +297,15 @@ lab.try_kernel("01_naive")
 # - **fit**: a number chosen to match a measurement, unlike a prediction.
 # - **floor**: bytes moved over bandwidth, the fastest time memory allows.
 # - **GEMV**: a matrix times a vector.
+# - **L1**: a cache inside each SM.
+# - **L2**: the GPU's last cache, shared by all SMs.
 # - **latency**: the time from a load's issue to its data's arrival.
 # - **Little's law**: bytes in flight = bandwidth × latency.
 # - **quartiles**: the times below which a quarter and three quarters of the launches fall.
 # - **read ceiling**: the bandwidth of a kernel that only reads A, measured in the same run.
 # - **sector**: 32 bytes, the unit a cache line is filled in.
 # - **SM**: streaming multiprocessor, one of the GPU's processors; each runs many warps at once.
+# - **tie**: two times whose gap does not clear both quartiles in every run.
 # - **warp**: 32 threads that run each instruction together.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
@@ -318,4 +329,7 @@ lab.try_kernel("01_naive")
 # - **Timing.** Each launch is timed alone with CUDA events, after a 256 MiB read empties the L2
 #   (`gemvlab/measure/timing.py`). Reading, not writing, leaves clean lines, which cost nothing to drop.
 #   `docs/design/measurement.md` has the measurements behind that choice.
+# - **The exercise** on the H200 (2026-12-01): `solutions/01_naive.cu` took 4.40 ms, stage 1 5.79 ms (0.76x),
+#   not the 0.25x that four times the bytes in flight predict. What else limits these scattered loads is not
+#   separated here.
 # - **Recorded numbers** come from `gemvlab/results/recorded/h200.json` and do not follow your edits to a kernel.

@@ -77,8 +77,9 @@ nb.show_diff("naive", "coalesced")
 pic.access("coalesced")
 
 # %% [markdown]
-# The L1 cache fills a line in 32-byte sectors. Stage 1's load needs 32 sectors and uses 4 bytes of each. Stage
-# 2's needs 4 sectors and uses all of them:
+# The L1 cache fills a line in 32-byte sectors. Stage 1's load needs 32 sectors and uses 4 bytes of each at
+# once. The other 28 bytes are the thread's next floats; they are used later if they are still in the L1.
+# Stage 2's load needs 4 sectors and uses all of them at once:
 
 # %%
 pic.sectors()
@@ -115,21 +116,23 @@ _ = plots.plot_stages(ctx.doc, upto=2)
 #
 # Stage 2 changes two things: coalesced loads, and far more warps. A third kernel separates them. It has stage
 # 2's coalesced loads, but only stage 1's 64 warps: 64 blocks of 32 threads that walk the rows
-# (`gemvlab/stages/02_few_warps.cu`). The three, timed round-robin:
+# (`gemvlab/stages/02_few_warps.cu`). The three, timed round-robin in one run:
 
 # %%
 nb.warps_table(ctx.recorded)
 
 # %% [markdown]
-# With stage 1's 64 warps, coalescing alone makes the kernel slower (the step column). A coalesced warp keeps
-# 128 bytes in flight, a scattered one about 1 KiB. The gain comes from the warps. On Little's law's curve,
-# stage 2 sits far to the right of stage 1:
+# With stage 1's 64 warps, coalescing alone is 4.41x slower (the step column). A coalesced warp keeps 128 bytes
+# in flight, a scattered one about 1 KiB. With 2048 warps, coalesced loads are 32.82x faster still. So here
+# coalescing pays only together with many warps. On Little's law's curve, stage 2 sits far to the right of
+# stage 1. Each point is a stage's bytes in flight per SM in the model, averaged over all 132 SMs. A point sits
+# below the curve by the model's miss:
 
 # %%
 pic.littles_law_of(ctx, upto=2)
 
 # %% [markdown]
-# Coalescing still matters: it cuts the lines each SM must look up, the limit that stage 1 hit at large blocks.
+# Coalescing also cuts the cache lines one load instruction touches, from 32 to 1.
 #
 # ## Occupancy and waves
 #
@@ -199,7 +202,7 @@ nb.pitfall(ctx, "not_power_of_two")
 nb.pitfall(ctx, "missing_sync")
 
 # %% [markdown]
-# `compute-sanitizer --tool racecheck` finds the hazard even when the answer happens to be right:
+# `compute-sanitizer --tool racecheck` names the hazard whatever the answer (here it was also wrong):
 
 # %%
 nb.pitfall(ctx, "racecheck")
@@ -214,11 +217,16 @@ nb.look_back(ctx, upto=2)
 # The model is optimistic for stage 2 by the ratio printed. It charges each warp one latency per load and
 # nothing else. What else a warp waits for is not separated here.
 #
-# ## Exercise: the tree
+# ## Exercise: a tree for any block size
 #
-# `exercises/02_tree.cu` has stage 2's coalesced loop, but the tree is missing. Write it, with a barrier after
-# each level, and run the cell. It passes when the result is right and the time is at most 1.1 times stage 2's
-# at 256 threads. A solution is in `solutions/02_tree.cu`.
+# `exercises/02_tree.cu` is stage 2 launched with 384 threads, so its tree drops slot 2 (the pitfall above).
+# Fix the tree. Let p be the largest power of two up to the block size, here 256. First, thread t below
+# `blockDim.x - p` adds `partial[t + p]` into `partial[t]`, then all threads meet at a barrier. Then the usual
+# tree runs over p slots, from p / 2 down.
+#
+# Predict the time first. An SM holds 2048 threads, so 5 blocks of 384. The 2048 blocks then run in 4 waves,
+# the last about 10% full. Run the cell. It passes when the result is right and the time is at most 1.35 times
+# stage 2's at 256 threads. A solution is in `solutions/02_tree.cu`.
 
 # %%
 lab.try_kernel("02_tree")
@@ -251,4 +259,6 @@ lab.try_kernel("02_tree")
 #   few-warps study runs once, round-robin, so its steps are judged within that one run.
 # - **The missing barrier**: with 0.0 left in shared memory first, some rows can still come out NaN. Those stale
 #   bits were left by something else; where each kernel's blocks landed is not controlled.
+# - **The exercise** on the H200 (2026-12-01): `solutions/02_tree.cu` at 384 threads took 0.2847 ms, stage 2
+#   at 256 threads 0.2253 ms (1.26x).
 # - **The sanitizer** ends a kernel it finds at fault, so the program sees error 719.

@@ -112,7 +112,7 @@ except lab.GemvInputError as e:
     print("GemvInputError:", e)
 
 # %% [markdown]
-# When K % 4 != 0, most rows do not start on a 16-byte boundary. `lab.pad_k` pads K with zeros, which add
+# When K % 4 != 0, half or more of the rows do not start on a 16-byte boundary. `lab.pad_k` pads K with zeros, which add
 # nothing to the product:
 
 # %%
@@ -127,8 +127,8 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 #   to register. Five steps add a warp's 32 values, with no shared memory and no barrier. A **register** is a
 #   thread's own storage on the SM, the fastest there is.
 # - **Loads in flight.** Each trip of the loop writes `LOADS` independent float4 loads before using any.
-# - **A past the L1.** Every block reads all of B, so B's lines can stay in the SM's L1 cache. A's bytes are
-#   used once. `__ldcg` loads A without keeping it in the L1, which leaves the L1 to B.
+# - **A past the L1.** A's bytes are used once, and every block reads all of B. `__ldcg` loads A without
+#   keeping it in the L1. The intent is more L1 hits on B; notebook 04's counters measure it.
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -138,7 +138,8 @@ pic.tree_vs_shuffle(8)
 
 # %% [markdown]
 # The mask `0xffffffff` promises that all 32 lanes take part, so a block must be a whole number of warps.
-# How many loads ptxas really issues before it first waits is its own choice. The SASS says:
+# **ptxas** is the assembler that turns the compiler's PTX into SASS. How many loads it issues before the first
+# use is its own choice. The model counts the loads in the SASS, not in the source. The SASS says:
 
 # %%
 nb.loads_in_flight("warp_shuffle")
@@ -175,7 +176,7 @@ nb.steps_table(ctx.recorded, M=128)
 #
 # ## Registers set occupancy
 #
-# More loads in flight need more registers. An SM has 65,536 registers. They are handed out per warp, within
+# More loads in flight need more registers: each float4 waiting in flight holds 4. An SM has 65,536 registers. They are handed out per warp, within
 # each quarter of the SM. So more registers per thread can mean fewer resident blocks:
 
 # %%
@@ -186,7 +187,7 @@ nb.occupancy_table("warp_shuffle", 4, recorded=ctx.recorded)
 # Fewer blocks per SM means more waves, and a last wave can be nearly empty:
 
 # %%
-pic.waves_of("warp_shuffle", 256, 4, 2048, nb.sm_limits(ctx.recorded), ctx.recorded["machine"]["sm_count"])
+pic.waves_of("warp_shuffle", 512, 4, 2048, nb.sm_limits(ctx.recorded), ctx.recorded["machine"]["sm_count"])
 
 # %%
 nb.sweep_model(ctx, "warp_shuffle", 2)
@@ -205,14 +206,15 @@ nb.look_back(ctx, upto=4)
 pic.littles_law_of(ctx, upto=4)
 
 # %% [markdown]
-# From stage 3 on, the model puts every SM past Little's knee, so the read ceiling bounds it. What remains is
+# At each stage's chosen block size, from stage 3 on, the model puts every SM past Little's knee. So the read
+# ceiling bounds it. What remains is
 # the distance between the measurement and that ceiling.
 #
 # ## Exercise: the warp shuffle
 #
 # `exercises/03_shuffle.cu` has stage 3's float4 loop and the block's final step. `warp_sum` is empty. Write
 # it with `__shfl_down_sync`, and run the cell. It passes when the result is right and the time is at most 1.1
-# times stage 4's first step (float4 plus the shuffle, one load per trip). A solution is in
+# times step 4a's: `warp_shuffle_l1`, float4 plus the shuffle, `LOADS = 1`. A solution is in
 # `solutions/03_shuffle.cu`.
 
 # %%
@@ -224,6 +226,7 @@ lab.try_kernel("03_shuffle")
 # - **aligned**: an address that is a multiple of the bytes loaded; a float4 needs 16.
 # - **float4**: four floats loaded or stored by one instruction, 16 bytes.
 # - **L1, L2**: the GPU's caches; each SM has its own L1, and all SMs share one L2.
+# - **ptxas**: the assembler that turns PTX, the compiler's output, into SASS.
 # - **register**: a thread's own storage on the SM, the fastest there is.
 # - **SASS**: the GPU's machine code, read here with `cuobjdump`.
 # - **shuffle**: a warp instruction that reads another lane's register.

@@ -63,8 +63,8 @@ ctx = nb.setup(upto=0)  # on a GPU: torch.matmul and the read ceiling are measur
 # %% [markdown]
 # ## One kernel cannot serve every shape
 #
-# The stages' best on each shape of the sweep, as a fraction of the read ceiling, with the dispatcher (`gemv`)
-# beside them:
+# The stages' best on each shape of the sweep, as bandwidth over the read ceiling's, with the dispatcher
+# (`gemv`) beside them:
 
 # %%
 _ = plots.plot_shapes(ctx.recorded, gemv=True)
@@ -75,7 +75,7 @@ _ = plots.plot_shapes(ctx.recorded, gemv=True)
 # With M = 16, one block per row makes 16 blocks for 132 SMs. **Split-K** cuts each row into **stretches** and
 # gives each stretch its own block. Each block writes a **partial sum**. A second kernel adds each row's partial
 # sums in one fixed order. Floating-point addition is not associative, so a fixed order gives the same bits on
-# every run. Float atomics, whose order changes from run to run, would not.
+# every run of the same plan. Float atomics, whose order changes from run to run, would not.
 
 # %%
 pic.split_k(3, 4)
@@ -86,6 +86,10 @@ pic.split_k(3, 4)
 
 # %%
 nb.explain_shape(ctx, 16, 1 << 24)
+
+# %% [markdown]
+# A kernel's name lists its template arguments. `split_k<LOADS, B_VEC, ROWS>` is the loads of A in flight per
+# row, whether B is read as float4s, and the rows per block.
 
 # %% [markdown]
 # Many long rows can go unsplit, one block per row. But a last wave that is only partly full leaves SMs idle
@@ -110,6 +114,9 @@ pic.access("rows_per_warp", G=8)
 nb.explain_shape(ctx, 1_000_000, 300)
 
 # %% [markdown]
+# `rows_per_warp<G, B_VEC>` is G lanes per row, and B as float4s or not.
+
+# %% [markdown]
 # ## Very short rows: row tiles
 #
 # Rows of at most 64 floats are short even for a few lanes. But consecutive rows lie one after another in
@@ -121,6 +128,9 @@ pic.access("row_tiles")
 
 # %%
 nb.explain_shape(ctx, 4_000_000, 33)
+
+# %% [markdown]
+# `row_tiles<G, R, U>` is G lanes per row, R rows per thread, and U float4 loads per thread per trip.
 
 # %% [markdown]
 # ## Rows that start anywhere
@@ -140,8 +150,8 @@ print(lab.explain(big[:, 1:], torch.rand(4099)))
 # ## Every shape
 #
 # The dispatcher beside torch.matmul and the read ceiling on the sweep's shapes, timed round-robin. The bar:
-# at least torch.matmul's speed, and at least 0.91 of the read ceiling's bandwidth where A is at least 4 times
-# the L2:
+# at least torch.matmul's speed, and at least 0.91 of the read ceiling's bandwidth where A and B together are
+# at least 4 times the L2:
 
 # %%
 nb.dispatch_table(ctx.recorded)
@@ -164,7 +174,8 @@ nb.shape_slider(ctx)
 # ## The cost of a call
 #
 # A repeated call finds its plan in a dictionary and makes one `ctypes` call. CUDA events around the whole
-# `lab.gemv` call, against events around the launch alone:
+# `lab.gemv` call, against events around the launch alone. Each starts on an idle GPU, so Python's time before
+# the launch counts:
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -182,7 +193,8 @@ nb.dispatch_look_back(ctx)
 #
 # `exercises/05_rows_per_warp.cu` gives each row a group of G lanes (`variant` is G). Each lane sums its share,
 # but the group's G sums are never added. Write that with `__shfl_xor_sync`, offsets G / 2 down to 1, and run the
-# cell. An xor shuffle with such offsets stays inside each aligned group of G lanes. It passes when the result
+# cell. `__shfl_xor_sync(mask, v, offset)` reads `v` from lane `lane ^ offset`. With such offsets that lane is
+# in the same aligned group of G lanes. After the last step, every lane of the group holds the group's sum. It passes when the result
 # is right and the time is at most 1.3 times the dispatcher's at 1,000,000 rows of 128 floats. A solution is in
 # `solutions/05_rows_per_warp.cu`.
 
@@ -210,6 +222,8 @@ lab.try_kernel("05_rows_per_warp")
 #   of such rows end unevenly is not separated.
 # - **Several rows per block** share each load of B where a few rows are split and B is over a quarter of the
 #   L2. Where the rows are not aligned like B, B is loaded aligned and shifted into place by warp shuffles.
+# - **The same bits** hold for one plan. The plan depends on the GPU's SM count and L2 size. The head and tail
+#   depend on each row's alignment. Another plan can round differently.
 # - **The bar's bandwidth** counts A, B and C for gemv but A alone for the read ceiling, so at M = 1 the ratio can
 #   pass 1.
 # - **The model's launch cost** is the recorded time of the smallest shape, taken as the cost of one launch.

@@ -96,13 +96,19 @@ def kernel_name(name: str) -> str:
     return name
 
 
-def show(rows: list[dict], labels: list[str] | None = None, label: str = "", only=None) -> None:
-    """A table of the counters, one row per kernel (`only`: names to keep, matched as substrings)."""
+#: Kernels torch launches to make the inputs (torch.rand, torch.full), not part of any GEMV.
+INPUT_KERNELS = ("distribution", "elementwise", "fill")
+
+
+def show(rows: list[dict], label: str = "", only=None) -> None:
+    """A table of the counters, one row per kernel (`only`: names to keep, matched as substrings);
+    the kernels that made the inputs are left out."""
+    rows = [r for r in rows if not any(w in r["kernel"] for w in INPUT_KERNELS)]
     rows = [r for r in rows if not only or any(o in kernel_name(r["kernel"]) for o in only)]
     print(f"{'kernel':<34}{'grid x block':>16}{'time us':>10}{'DRAM MB':>9}{'L2 sect M':>10}"
           f"{'L1 sect M':>10}{'L1 hit':>8}{'sect/req':>9}{'warps':>7}   {label}")
-    for i, r in enumerate(rows):
-        name = (labels[i] if labels and i < len(labels) else kernel_name(r["kernel"]))[:33]
+    for r in rows:
+        name = kernel_name(r["kernel"])[:33]
         t = r.get("gpu__time_duration.sum", 0)
         t_us = t * {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(
             r["units"].get("gpu__time_duration.sum"), 1e-3)

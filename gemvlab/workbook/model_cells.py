@@ -18,25 +18,38 @@ def candidates(stage) -> list[tuple[int, int | None]]:
     return [(b, v) for b in BLOCKS for v in variants if st.block_rule != "power of two" or b & (b - 1) == 0]
 
 
-def best_prediction(ctx: Context, stage) -> model.Prediction:
-    """The model's fastest configuration of a stage at the headline shape, chosen by the model alone
-    (not by a measurement), kept in ctx.predictions for the look-back."""
-    st = get_stage(stage)
+def _predictions(ctx: Context, st) -> list[model.Prediction]:
     M, K = ctx.doc["headline"]["M"], ctx.doc["headline"]["K"]
     inputs = model.machine_inputs(ctx.doc)
-    preds = [model.predict(st, M, K, b, v, **inputs) for b, v in candidates(st)]
-    p = min(preds, key=lambda p: (p.ms, p.block))
+    return [model.predict(st, M, K, b, v, **inputs) for b, v in candidates(st)]
+
+
+def best_prediction(ctx: Context, stage) -> model.Prediction:
+    """The model's fastest configuration of a stage at the headline shape, chosen by the model alone
+    (not by a measurement), kept in ctx.predictions for the look-back. Among equal times: the fewest
+    loads per trip, then the smallest block."""
+    st = get_stage(stage)
+    p = min(_predictions(ctx, st), key=lambda p: (p.ms, p.variant or 0, p.block))
     ctx.predictions[st.name] = p
     return p
 
 
-def predict_line(ctx: Context, stage) -> None:
-    """The model's prediction in one line: its time, at the configuration it finds fastest, and the
-    term that sets it."""
+#: Predictions within this fraction of the fastest are a tie.
+TIE = 0.002
+
+
+def predict_line(ctx: Context, stage, working: bool = False) -> None:
+    """The model's prediction in one line: its time, at the configuration it finds fastest (or how
+    many configurations tie there), and the term that sets it; with `working`, the model's working
+    for that configuration (occupancy, the grid, bytes in flight, each wave)."""
     st = get_stage(stage)
     p = best_prediction(ctx, st)
+    ties = sum(q.ms <= p.ms * (1 + TIE) for q in _predictions(ctx, st)) - 1
     what = f"{p.block} threads" + (f", {st.variant_name} {p.variant}" if st.template and len(candidates(st)) > 6 else "")
-    print(f"model: {p.ms:.3f} ms at {what} (its fastest), bound by {p.bound}  [{ctx.label}]")
+    pick = f"a tie with {ties} other configurations" if ties else "its fastest"
+    print(f"model: {p.ms:.3f} ms at {what} ({pick}), bound by {p.bound}  [{ctx.label}]")
+    if working:
+        print(p.describe())
 
 
 def sweep_model(ctx: Context, stage, variant=None) -> None:

@@ -131,9 +131,10 @@ def littles_law(ceiling_GBps: float, latency_ns: float, sms: int, points: dict |
     knee = ceiling_GBps * latency_ns / sms
     ax.axvline(knee, color="#888888", ls=":", lw=1)
     ax.text(knee * 1.1, ceiling_GBps * 0.15, f"{knee / 1024:.1f} KiB per SM\nfill the ceiling", fontsize=8)
-    for label, (b, gbps) in (points or {}).items():
+    for i, (label, (b, gbps)) in enumerate((points or {}).items()):
         ax.plot([b], [gbps], "o", ms=6)
-        ax.annotate(label, (b, gbps), textcoords="offset points", xytext=(6, -10), fontsize=8)
+        # labels alternate below and above their points, so neighbours near the ceiling stay apart
+        ax.annotate(label, (b, gbps), textcoords="offset points", xytext=(6, -12 if i % 2 == 0 else 6), fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("bytes in flight per SM (requested, not yet delivered)")

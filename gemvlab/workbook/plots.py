@@ -107,9 +107,10 @@ def plot_block_sweep(doc: dict, stage: str, variants=None, mark_block: int | Non
     return ax.figure
 
 
-def plot_shapes(doc: dict, stages=("coalesced", "warp_shuffle", "multirow"), ax=None, gemv: bool = False):
-    """Fraction of the read ceiling's time each stage (at its best block), torch.matmul and, with
-    `gemv`, the dispatcher reach, per shape; error bars from the quartiles."""
+def plot_shapes(doc: dict, stages=("coalesced", "vectorized", "warp_shuffle", "multirow"), ax=None, gemv: bool = False):
+    """Each stage's (at its best block), torch.matmul's and, with `gemv`, the dispatcher's bandwidth
+    over the read ceiling's, per shape, as the tables print it (bytes of A, B and C over the
+    ceiling's bytes of A); error bars from the quartiles."""
     import numpy as np
 
     shapes = results.shapes(doc)
@@ -124,15 +125,15 @@ def plot_shapes(doc: dict, stages=("coalesced", "warp_shuffle", "multirow"), ax=
             s = results.shape_summary(doc, M, K)
             r = s["torch"] if name == "torch.matmul" else s.get("gemv") if name == "gemv" else s["stages"].get(name)
             ok = r is not None and r["status"] == "ok" and s["ceiling"]
-            v = s["ceiling"]["ms"] / r["ms"] if ok else 0
-            vals.append(v)
-            lo.append(v - s["ceiling"]["ms"] / r["q75_ms"] if ok and r["q75_ms"] else 0)
-            hi.append(s["ceiling"]["ms"] / r["q25_ms"] - v if ok and r["q25_ms"] else 0)
-        ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name, yerr=[lo, hi], capsize=2,
+            v = r["GBps"] / s["ceiling"]["GBps"] if ok else 0
+            vals.append(v)  # GB/s goes as 1 / ms: the quartiles of ms bound it
+            lo.append(v - v * r["ms"] / r["q75_ms"] if ok and r["q75_ms"] else 0)
+            hi.append(v * r["ms"] / r["q25_ms"] - v if ok and r["q25_ms"] else 0)
+    ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name, yerr=[lo, hi], capsize=2,
                color=STAGE_COLOR.get(name, "#2a9d55"))
     ax.axhline(1.0, color="black", ls="--", lw=1, label="read ceiling")
     ax.set_xticks(x, [f"{M}\nx {K}" for M, K in shapes], fontsize=7)
-    ax.set_ylabel("read-ceiling ms / ms (bars: quartiles)")
+    ax.set_ylabel("GB/s / read ceiling's (bars: quartiles)")
     ax.set_xlabel("M x K (0 = not supported or not timed)")
     ax.set_title(f"Every shape of the sweep: how close to the read ceiling\n{results.label(doc)}", fontsize=10)
     ax.legend(fontsize=8, ncol=len(names) + 1, loc="upper center", bbox_to_anchor=(0.5, -0.25))

@@ -28,7 +28,7 @@ def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = Non
           + f"; SM limits of compute capability {limits.compute_capability}, {sms} SMs, M = {M:,} rows")
     print(f"{'':>6}{'the occupancy calculator':^34}  {'what the grid leaves':^44}")
     print(f"{'block':>6}{'blocks/SM':>11}{'warps/SM':>10}  {'limited by':<11}  {'grid':>7}{'waves':>7}"
-          f"{'last wave':>11}{'warps/SM':>10}{'of max':>8}   (warps/SM of the grid: first wave, all SMs)")
+          f"{'last wave':>11}{'warps/SM':>10}{'of max':>8}")
     for block in (32, 64, 128, 256, 512, 1024):
         o = st.occupancy(block, variant, limits)
         r = occupancy.residency(o, st.grid(M, block, variant or 0), sms)
@@ -36,6 +36,9 @@ def occupancy_table(stage, variant=None, limits: occupancy.SMLimits | None = Non
                                                               else f"{r.last_wave_fill:.0%}")
         print(f"{block:>6}{o.blocks_per_sm:>11}{o.warps_per_sm:>10}  {o.limiter:<11}  {r.grid:>7}{r.waves:>7}"
               f"{last:>11}{r.warps_per_sm:>10.1f}{r.occupancy:>8.0%}")
+    print(f"blocks/SM, warps/SM: the most that fit on one SM. waves: grid / (blocks/SM x {sms} SMs), rounded up. "
+          "last wave: the share of its slots in use.\nwarps/SM of the grid: resident in the first wave, averaged "
+          f"over all {sms} SMs; of max: that over the SM's {limits.max_threads // 32} warp slots.")
 
 
 def correctness(ctx: Context, stage, tol: float = 1e-5) -> None:
