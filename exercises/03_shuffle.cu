@@ -9,7 +9,8 @@
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ float warp_sum(float v) {
-    // TODO: for offset = 16, 8, 4, 2, 1: v += __shfl_down_sync(0xffffffffu, v, offset);
+    // TODO: five shuffle steps, offset 16, then 8, 4, 2 and 1. At each, every lane adds the v of the lane
+    //       `offset` places up (__shfl_down_sync, all 32 lanes taking part).
     return v;  // lane 0 must end with the sum of the 32 lanes' v
 }
 

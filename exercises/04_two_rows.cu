@@ -23,9 +23,9 @@ __global__ void gemv_exercise(const float* __restrict__ A, const float* __restri
     for (long long i = threadIdx.x; i < K / 4; i += blockDim.x) {
         const float4 b = b4[i];  // loaded once, used for both rows
         const float4 x = __ldcg(a0 + i);
-        // TODO: load row 1's float4 here: const float4 y = __ldcg(a1 + i);
+        // TODO: row 1's float4 at column i, read past the L1 like row 0's, into y.
         acc0 += x.x * b.x + x.y * b.y + x.z * b.z + x.w * b.w;
-        // TODO: add y's dot product with b to acc1.
+        // TODO: y's dot product with b, into acc1.
     }
     __shared__ float totals[2][32];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;

@@ -20,7 +20,8 @@ __global__ void gemv_exercise(const float* __restrict__ A, const float* __restri
             v += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
         }
     }
-    // TODO: for offset = G / 2 down to 1 (halving): v += __shfl_xor_sync(0xffffffffu, v, offset).
+    // TODO: add the group's G sums with xor shuffles (__shfl_xor_sync), offset G / 2, halving down to 1;
+    //       at each step a lane adds the v of lane (lane ^ offset), so every lane ends with the group's sum.
     // Every lane of the warp must run it (rows past M add zeros), as the full mask promises.
     if (row < M && lane == 0) C[row] = v;
 }

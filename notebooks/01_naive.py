@@ -124,7 +124,8 @@ else:
 # One launch timed alone is noisy. The tables below use `gemvlab.measure`. It reports the median of many
 # launches. Before each one it empties the **L2**, the GPU's last cache, which all SMs share. torch.matmul and
 # the read ceiling are timed in the same run. The **quartiles** beside a median are where the middle half of
-# the times fall. Two times are a **tie** when their gap does not clear both quartiles in every run.
+# the times fall. Two times are a **tie** when their quartiles overlap, or when their gap does not repeat in a
+# second run minutes apart.
 #
 # ## A model, before measuring
 #
@@ -139,7 +140,8 @@ nb.model_inputs(ctx)
 # %% [markdown]
 # One thread per row makes 2048 threads, only 64 warps. A warp's 32 loads each need a 32-byte **sector** of
 # a different row, so a warp keeps about 1 KiB in flight. Each round, a warp also waits while its SM's **L1**,
-# a cache inside each SM, looks up the other lines of its loop trip, one per clock. The model's prediction, with its working:
+# a cache inside each SM, looks up the other lines its loads touch, at one per clock (a rate fitted below).
+# Slots and waves in the working are defined in notebook 02. The model's prediction, with its working:
 
 # %%
 nb.predict_line(ctx, "naive", working=True)
@@ -155,7 +157,7 @@ nb.table(ctx, upto=1)
 
 # %% [markdown]
 # Stage 1 reads at a small fraction of the read ceiling. Its 64 warps keep far too few bytes in flight:
-# Little's law asks for about 11 KiB per SM (printed above), and stage 1 has about 1 KiB on each of 64 SMs.
+# Little's law asks for about 12 KiB per SM (printed above), and stage 1 has about 1 KiB on each of 64 SMs.
 
 # %%
 _ = plots.plot_stages(ctx.doc, upto=1)
@@ -305,7 +307,7 @@ lab.try_kernel("01_naive")
 # - **read ceiling**: the bandwidth of a kernel that only reads A, measured in the same run.
 # - **sector**: 32 bytes, the unit a cache line is filled in.
 # - **SM**: streaming multiprocessor, one of the GPU's processors; each runs many warps at once.
-# - **tie**: two times whose gap does not clear both quartiles in every run.
+# - **tie**: two times whose quartiles overlap, or whose gap does not repeat in a second run minutes apart.
 # - **warp**: 32 threads that run each instruction together.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true

@@ -123,10 +123,13 @@ nb.warps_table(ctx.recorded)
 
 # %% [markdown]
 # With stage 1's 64 warps, coalescing alone is 4.41x slower (the step column). A coalesced warp keeps 128 bytes
-# in flight, a scattered one about 1 KiB. With 2048 warps, coalesced loads are 32.82x faster still. So here
-# coalescing pays only together with many warps. On Little's law's curve, stage 2 sits far to the right of
-# stage 1. Each point is a stage's bytes in flight per SM in the model, averaged over all 132 SMs. A point sits
-# below the curve by the model's miss:
+# in flight, a scattered one about 1 KiB. The model gives 351.1 ms against 88.2 ms, about 4x: a scattered warp's
+# round takes about twice as long (556 + 118 against 334 ns, notebook 01). With 2048 warps, coalesced loads are 32.82x
+# faster still. So here coalescing pays only together with many warps.
+#
+# On Little's law's curve, stage 2 sits far to the right of stage 1. Each point is a stage's bytes in flight
+# per SM in the model, averaged over all 132 SMs. A point sits
+# below the curve by the ratio of the measured time to the model's:
 
 # %%
 pic.littles_law_of(ctx, upto=2)
@@ -225,7 +228,7 @@ nb.look_back(ctx, upto=2)
 # tree runs over p slots, from p / 2 down.
 #
 # Predict the time first. An SM holds 2048 threads, so 5 blocks of 384. The 2048 blocks then run in 4 waves,
-# the last about 10% full. Run the cell. It passes when the result is right and the time is at most 1.35 times
+# the last about 10% full, where stage 2 at 256 threads runs 2 waves. Run the cell. It passes when the result is right and the time is at most 1.35 times
 # stage 2's at 256 threads. A solution is in `solutions/02_tree.cu`.
 
 # %%
@@ -241,7 +244,7 @@ lab.try_kernel("02_tree")
 #   threads.
 # - **race**: a result that depends on the order threads happen to run in.
 # - **shared memory**: fast memory on the SM, shared by a block's threads.
-# - **tie**: two timings whose quartiles overlap, or a step that does not repeat in a second run.
+# - **tie**: two times whose quartiles overlap, or whose gap does not repeat in a second run minutes apart.
 # - **wave**: the blocks resident at once; later blocks wait for a slot.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
@@ -261,4 +264,5 @@ lab.try_kernel("02_tree")
 #   bits were left by something else; where each kernel's blocks landed is not controlled.
 # - **The exercise** on the H200 (2026-12-01): `solutions/02_tree.cu` at 384 threads took 0.2847 ms, stage 2
 #   at 256 threads 0.2253 ms (1.26x).
+# - **Each table is its own timed run**, so one kernel's time can differ by about 0.5% between tables.
 # - **The sanitizer** ends a kernel it finds at fault, so the program sees error 719.

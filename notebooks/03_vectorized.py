@@ -176,8 +176,11 @@ nb.steps_table(ctx.recorded, M=128)
 #
 # ## Registers set occupancy
 #
-# More loads in flight need more registers: each float4 waiting in flight holds 4. An SM has 65,536 registers. They are handed out per warp, within
-# each quarter of the SM. So more registers per thread can mean fewer resident blocks:
+# More loads in flight need more registers: each float4 waiting in flight holds 4. An SM has 65,536 registers,
+# handed out per warp within each quarter of the SM. So more registers per thread can mean fewer resident
+# blocks. The report counts every load in the kernel, the unrolled body's and the tail loop's; the SASS table
+# above counted only those before the first use. The occupancy table is for `LOADS = 4`, whose 40 registers
+# limit an SM to 48 warps:
 
 # %%
 nb.build_report("warp_shuffle")
@@ -206,7 +209,8 @@ nb.look_back(ctx, upto=4)
 pic.littles_law_of(ctx, upto=4)
 
 # %% [markdown]
-# At each stage's chosen block size, from stage 3 on, the model puts every SM past Little's knee. So the read
+# At each stage's chosen block size, from stage 3 on, the model puts every SM past Little's knee: the bytes in
+# flight that the ceiling needs (the dotted line). So the read
 # ceiling bounds it. What remains is
 # the distance between the measurement and that ceiling.
 #
@@ -214,7 +218,8 @@ pic.littles_law_of(ctx, upto=4)
 #
 # `exercises/03_shuffle.cu` has stage 3's float4 loop and the block's final step. `warp_sum` is empty. Write
 # it with `__shfl_down_sync`, and run the cell. It passes when the result is right and the time is at most 1.1
-# times step 4a's: `warp_shuffle_l1`, float4 plus the shuffle, `LOADS = 1`. A solution is in
+# times step 4a's (the steps table's "+ shuffle reduction", `warp_shuffle_l1` to `try_kernel`): float4 plus the
+# shuffle, `LOADS = 1`. A solution is in
 # `solutions/03_shuffle.cu`.
 
 # %%
@@ -231,7 +236,7 @@ lab.try_kernel("03_shuffle")
 # - **SASS**: the GPU's machine code, read here with `cuobjdump`.
 # - **shuffle**: a warp instruction that reads another lane's register.
 # - **step is real**: faster beyond both timings' quartiles, in two runs minutes apart.
-# - **tie**: a step that is not real.
+# - **tie**: two times whose quartiles overlap, or whose gap does not repeat in a second run minutes apart.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## Details

@@ -83,10 +83,11 @@ nb.build_report("multirow")
 nb.sass_lines("multirow", 64, pattern="LDL|STL", limit=4)
 
 # %% [markdown]
-# At the headline shape B is 4 MiB and the L2 is 60 MiB, so reads of B already hit the L2. The model counts only
-# A's bytes in flight, and stage 4 already meets the read ceiling in it:
+# At the headline shape B is far smaller than the L2, so reads of B already hit the L2. The model counts only
+# A's bytes in flight, and it already has stage 4 at the read ceiling:
 
 # %%
+print(f"B: {4 * ctx.doc['headline']['K'] / 2**20:.0f} MiB; L2: {ctx.doc['machine']['l2_bytes'] / 2**20:.0f} MiB  [{ctx.label}]")
 nb.predict_line(ctx, "multirow")
 
 # %%
@@ -147,8 +148,10 @@ nb.matmul_overhead(ctx)
 # ceiling; the cause is not separated here.
 #
 # Nsight Compute reads the hardware's **counters**. The columns: megabytes read from DRAM; millions of sectors
-# through the L2 and the L1; the L1's hit rate; L1 sectors per load request (`sect/req`: 4 for a warp's 4-byte
-# loads, 16 for float4); and the share of warp slots in use (`warps`):
+# through the L2 and the L1; the L1's hit rate; L1 sectors per load request (`sect/req`: 4 for a warp's
+# contiguous 4-byte loads, 8 for 8-byte, 16 for float4); and the share of warp slots in use (`warps`). Each
+# kernel runs at one fixed block size (the `grid x block` column), not the table's pick. `gemv_split_k` is
+# notebook 05's dispatcher:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -208,7 +211,8 @@ print(kernelbench.solution_source("warp_shuffle").split("CUDA_SOURCE")[0][:600])
 # %% [markdown]
 # ## Exercise: two rows per block
 #
-# `exercises/04_two_rows.cu` computes rows 2b and 2b + 1 in block b, with one load of B for both. Row 0 is done;
+# `exercises/04_two_rows.cu` computes rows 2b and 2b + 1 in block b, with one load of B for both. It runs at
+# 65,536 rows of 4,096 floats. Row 0 is done;
 # write row 1's load and sum, and run the cell. The block needs at least 64 threads: warp r adds row r. It passes when the result is right and the time is at most 1.1
 # times stage 5's with 2 rows per block. A solution is in `solutions/04_two_rows.cu`.
 

@@ -149,9 +149,10 @@ print(lab.explain(big[:, 1:], torch.rand(4099)))
 #
 # ## Every shape
 #
-# The dispatcher beside torch.matmul and the read ceiling on the sweep's shapes, timed round-robin. The bar:
-# at least torch.matmul's speed, and at least 0.91 of the read ceiling's bandwidth where A and B together are
-# at least 4 times the L2:
+# The dispatcher beside torch.matmul and the read ceiling on the sweep's shapes, timed round-robin. The bar has
+# two parts:
+# - at least torch.matmul's speed;
+# - at least 0.91 of the read ceiling's bandwidth, where A and B together are at least 4 times the L2.
 
 # %%
 nb.dispatch_table(ctx.recorded)
@@ -224,6 +225,7 @@ lab.try_kernel("05_rows_per_warp")
 #   L2. Where the rows are not aligned like B, B is loaded aligned and shifted into place by warp shuffles.
 # - **The same bits** hold for one plan. The plan depends on the GPU's SM count and L2 size. The head and tail
 #   depend on each row's alignment. Another plan can round differently.
+# - **Each table is its own timed run**, so one shape's time can differ by about 0.5% between tables.
 # - **The bar's bandwidth** counts A, B and C for gemv but A alone for the read ceiling, so at M = 1 the ratio can
 #   pass 1.
 # - **The model's launch cost** is the recorded time of the smallest shape, taken as the cost of one launch.

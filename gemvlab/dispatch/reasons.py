@@ -86,7 +86,7 @@ def _busy_split(f: dict) -> str:
     why = (f"rows at different offsets from B, whose blocks may end unevenly in {waves:.2f} waves" if not f["alike"]
            else f"the last of their {waves:.2f} waves of {f['slots']} only {f['last']:.0%} full (under "
                 f"{f['full_last']:.0%})")
-    return (_busy(f) + ", but " + why + f": {s} stretches per row make {blocks * s:,} blocks, "
+    return (_busy(f) + ", but " + why + f": {s} stretch{'es' if s != 1 else ''} per row make{'s' if s == 1 else ''} {blocks * s:,} blocks, "
             f"{blocks * s / f['slots']:.1f} waves (at least {f['busy_waves']}, so the last is a small part)")
 
 
@@ -98,7 +98,7 @@ def _few_rows(f: dict) -> str:
     else:
         head = (f"{f['rows']:,} rows alone give each SM {f['warps_per_sm']:.1f} resident warps (of {f['max_warps']}), "
                 f"fewer than {f['busy']:.0%} of the slots")
-    return (head + f": {s} stretches per row make {blocks * s:,} blocks"
+    return (head + f": {s} stretch{'es' if s != 1 else ''} per row make{'s' if s == 1 else ''} {blocks * s:,} blocks"
             + (f" of {f['rows_per_block']} rows" if f["rows_per_block"] > 1 else "") + ", about "
             f"{blocks * s / f['slots']:.1f} waves of {f['slots']}"
             + (f" (aimed at {f['uneven']}, not {f['target']}: rows at different offsets from B, whose blocks may "
@@ -112,8 +112,8 @@ _TEXT = {
     ("kernel", "row_tiles"): _tile,
     ("tile", "one trip"): lambda f: (
         f"the tile is more than 4 float4s per thread: one trip of {f['loads']} loads per thread, all in flight at "
-        "once, into shared memory sized to the tile (12 or more blocks per SM of static 4,096-float tiles need "
-        "the largest shared-memory carveout, the smallest L1)"),
+        "once, into shared memory sized to the tile rather than a static 4,096-float tile (12 or more blocks per "
+        "SM of those would need the largest shared-memory carveout, the smallest L1)"),
     ("tile", "static"): lambda f: f"the tile is at most {f['loads']} float4s per thread: one trip into a static tile",
     ("kernel", "rows_per_warp"): lambda f: f"K = {f['K']:,} <= {f['short_k']:,}: rows_per_warp",
     ("lanes", "rows_per_warp"): _lanes,

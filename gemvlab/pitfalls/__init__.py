@@ -29,7 +29,7 @@ from ..results import schema
 ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the gemvlab package
 
 DEMOS = {
-    "cpu_pointers": "stage 1's raw launcher handed the data_ptr() of CPU tensors (the transcript's puzzle)",
+    "cpu_pointers": "stage 1's raw launcher handed the data_ptr() of CPU tensors",
     "sticky_error": "an out-of-bounds launch (M claimed far larger than A), then the calls after it",
     "small_overrun": "the same kernel told M = 2 x the rows A has: it reads 1 MiB past A",
     "launch_blocking": "the same launch with CUDA_LAUNCH_BLOCKING=1: the error at the launch itself",

@@ -108,6 +108,8 @@ def format_table(doc: dict, upto: int | None = None) -> str:
                  "stage above, a tie unless it repeats beyond both quartiles in every run"
                  + (" (one run here: not yet shown to repeat)" if one_run else "")
                  + (f"; datasheet peak {peak} GB/s" if peak else ""))
+    lines.append("GB/s: bytes moved over the median time; of ceiling: the read ceiling's time over this one's; cumul.: the "
+                 "speed-up over stage 1; vs torch: torch.matmul's time over the stage's")
     lines.append(f"source: {schema.label(doc)}")
     return "\n".join(lines)
 

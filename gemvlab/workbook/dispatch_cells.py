@@ -141,7 +141,7 @@ def overhead_table(doc: dict) -> None:
               f"{r['torch_us']:>17.1f}{r['host_us_per_call']:>14.1f}")
     print("launch alone, gemv call, torch.matmul: CUDA events around each, started on an idle GPU (the L2 flush "
           "before it done);\nadded us: the median of the differences between a gemv call and the launch alone timed "
-          "just before it;\nhost us/call: Python's time per gemv call, with calls queued back to back")
+          "just before it (not the difference of the two medians);\nhost us/call: Python's time per gemv call, with calls queued back to back")
     for note in dict.fromkeys(r["note"] for r in rows if r.get("note")):
         print(f"note: {note}")
 

@@ -46,7 +46,7 @@ def predict_line(ctx: Context, stage, working: bool = False) -> None:
     p = best_prediction(ctx, st)
     ties = sum(q.ms <= p.ms * (1 + TIE) for q in _predictions(ctx, st)) - 1
     what = f"{p.block} threads" + (f", {st.variant_name} {p.variant}" if st.template and len(candidates(st)) > 6 else "")
-    pick = f"a tie with {ties} other configurations" if ties else "its fastest"
+    pick = f"{ties} other configurations get the same time" if ties else "its fastest"
     print(f"model: {p.ms:.3f} ms at {what} ({pick}), bound by {p.bound}  [{ctx.label}]")
     if working:
         print(p.describe())

@@ -151,13 +151,16 @@ def warps_table(doc: dict) -> None:
         print("no warps study in this results file")
         return
     names = {"naive": "stage 1", "few_warps": "stage 2's loads, stage 1's warps", "coalesced": "stage 2"}
-    print(f"{'':<34}{'block':>6}{'warps':>7}{'bytes in flight per warp':>26}{'ms [quartiles]':>24}  step  "
-          f"[{results.label(doc)}]")
+    inputs = model.machine_inputs(doc)
+    print(f"{'':<34}{'block':>6}{'warps':>7}{'bytes in flight per warp':>26}{'model ms':>10}{'ms [quartiles]':>24}"
+          f"  step  [{results.label(doc)}]")
     prev = None
     for r in found:
         st = get_stage(r["stage"])
         warps = st.grid(r["M"], r["block"], r["variant"] or st.default) * -(-r["block"] // 32)
+        predicted = model.predict(st, r["M"], r["K"], r["block"], r["variant"], **inputs).ms
         verdict = step_verdict([prev], [r]).replace(" (one run: not yet shown to repeat)", "") if prev else ""
         print(f"{names.get(r['stage'], r['stage']):<34}{r['block']:>6}{warps:>7,}"
-              f"{model.traffic(st).bytes_in_flight:>26,}{r['ms']:>11.3f} [{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
+              f"{model.traffic(st).bytes_in_flight:>26,}{predicted:>10.1f}{r['ms']:>11.3f} "
+              f"[{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")
         prev = r
