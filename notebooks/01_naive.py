@@ -139,8 +139,9 @@ nb.model_inputs(ctx)
 
 # %% [markdown]
 # One thread per row makes 2048 threads, only 64 warps. A warp's 32 loads each need a 32-byte **sector** of
-# a different row, so a warp keeps about 1 KiB in flight. Each round, a warp also waits while its SM's **L1**,
-# a cache inside each SM, looks up the other lines its loads touch, at one per clock (a rate fitted below).
+# a different row, so a warp keeps about 1 KiB in flight. Each round, the model also adds the time the SM's
+# **L1**, a cache inside each SM, takes to look up the other lines the warp's loads touch. It assumes one line
+# per clock, a rate fitted below.
 # Slots and waves in the working are defined in notebook 02. The model's prediction, with its working:
 
 # %%
@@ -167,7 +168,7 @@ _ = plots.plot_stages(ctx.doc, upto=1)
 #
 # The block size is the number of threads per block, chosen at launch. The grid has `ceil(2048 / block)` blocks.
 # With 32 threads per block, 64 blocks of one warp are assumed to land on 64 SMs. With 1024 threads, 2 blocks of
-# 32 warps land on 2 SMs:
+# 32 warps are assumed to land on 2 SMs:
 
 # %%
 pic.sm_map(64, 1, 132)
@@ -274,17 +275,16 @@ nb.look_back(ctx, upto=1)
 # %% [markdown]
 # ## Exercise: four sums in flight
 #
-# Stage 1's warps keep about 1 KiB in flight each. Open `exercises/01_naive.cu` in the clone. It sums each row
-# as four quarters at once, in four running sums. The loads of one step fall in four different sectors, so a
-# warp keeps about 4 KiB in flight. The TODO: the other three quarters.
+# Open `exercises/01_naive.cu`. It sums each row as four quarters at once, in four running sums. The loads of
+# one step fall in four different sectors. So a warp can keep up to about 4 KiB in flight, if the compiler
+# issues the four quarters' loads together. The TODO: the other three quarters.
 #
 # Predict first. Little's law says four times the bytes in flight give up to four times the bandwidth, while
 # nothing else limits it. Then run the cell below. `lab.try_kernel` builds your file and prints its registers
-# and the global loads the compiler emitted. It checks the result against float64, on output poisoned with
-# NaN. On a GPU it times your kernel beside stage 1 and the read ceiling, at 32 threads, M = 2048 and
-# K = 65536. It passes when the result is right and the time is at most 0.85 times stage 1's. Without a GPU
-# it says BUILT, NOT TIMED. Edit and run again: an edited file is rebuilt. A solution is in
-# `solutions/01_naive.cu`.
+# and the global loads the compiler emitted. It checks the result against float64. On a GPU it times your
+# kernel beside stage 1 and the read ceiling, at 32 threads, M = 2048 and K = 65536. It passes when the result
+# is right and the time is at most 0.85 times stage 1's. Without a GPU it says BUILT, NOT TIMED. Edit and run
+# again: an edited file is rebuilt. A solution is in `solutions/01_naive.cu`.
 
 # %%
 lab.try_kernel("01_naive")
@@ -331,7 +331,8 @@ lab.try_kernel("01_naive")
 # - **Timing.** Each launch is timed alone with CUDA events, after a 256 MiB read empties the L2
 #   (`gemvlab/measure/timing.py`). Reading, not writing, leaves clean lines, which cost nothing to drop.
 #   `docs/design/measurement.md` has the measurements behind that choice.
-# - **The exercise** on the H200 (2026-12-01): `solutions/01_naive.cu` took 4.40 ms, stage 1 5.79 ms (0.76x),
+# - **The exercise** on the H200 (2026-12-01, `docs/design/exercises.md`): `solutions/01_naive.cu` took 4.40 ms,
+#   stage 1 5.79 ms (0.76x),
 #   not the 0.25x that four times the bytes in flight predict. What else limits these scattered loads is not
 #   separated here.
 # - **Recorded numbers** come from `gemvlab/results/recorded/h200.json` and do not follow your edits to a kernel.

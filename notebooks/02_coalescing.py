@@ -122,14 +122,14 @@ _ = plots.plot_stages(ctx.doc, upto=2)
 nb.warps_table(ctx.recorded)
 
 # %% [markdown]
-# With stage 1's 64 warps, coalescing alone is 4.41x slower (the step column). A coalesced warp keeps 128 bytes
+# With stage 1's 64 warps, coalescing alone is 4.41x slower in one run (the step column). A coalesced warp keeps 128 bytes
 # in flight, a scattered one about 1 KiB. The model gives 351.1 ms against 88.2 ms, about 4x: a scattered warp's
 # round takes about twice as long (556 + 118 against 334 ns, notebook 01). With 2048 warps, coalesced loads are 32.82x
 # faster still. So here coalescing pays only together with many warps.
 #
 # On Little's law's curve, stage 2 sits far to the right of stage 1. Each point is a stage's bytes in flight
-# per SM in the model, averaged over all 132 SMs. A point sits
-# below the curve by the ratio of the measured time to the model's:
+# per SM in the model, averaged over all 132 SMs. Stage 2's point sits below the curve by the ratio of its
+# measured time to the model's. Stage 1's sits lower still: its model round is 674 ns, not the curve's 334 ns.
 
 # %%
 pic.littles_law_of(ctx, upto=2)
@@ -262,7 +262,7 @@ lab.try_kernel("02_tree")
 #   few-warps study runs once, round-robin, so its steps are judged within that one run.
 # - **The missing barrier**: with 0.0 left in shared memory first, some rows can still come out NaN. Those stale
 #   bits were left by something else; where each kernel's blocks landed is not controlled.
-# - **The exercise** on the H200 (2026-12-01): `solutions/02_tree.cu` at 384 threads took 0.2847 ms, stage 2
-#   at 256 threads 0.2253 ms (1.26x).
+# - **The exercise** on the H200 (2026-12-01, `docs/design/exercises.md`): `solutions/02_tree.cu` at 384
+#   threads took 0.2847 ms, stage 2 at 256 threads 0.2253 ms (1.26x).
 # - **Each table is its own timed run**, so one kernel's time can differ by about 0.5% between tables.
 # - **The sanitizer** ends a kernel it finds at fault, so the program sees error 719.

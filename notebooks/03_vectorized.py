@@ -128,7 +128,8 @@ print("padded:", tuple(A4.shape), tuple(B4.shape), " same product:", torch.allcl
 #   thread's own storage on the SM, the fastest there is.
 # - **Loads in flight.** Each trip of the loop writes `LOADS` independent float4 loads before using any.
 # - **A past the L1.** A's bytes are used once, and every block reads all of B. `__ldcg` loads A without
-#   keeping it in the L1. The intent is more L1 hits on B; notebook 04's counters measure it.
+#   keeping it in the L1. The intent is more L1 hits on B; notebook 04's counters show the L1's
+#   overall hit rate.
 
 # %%
 nb.show_diff("vectorized", "warp_shuffle")
@@ -209,8 +210,8 @@ nb.look_back(ctx, upto=4)
 pic.littles_law_of(ctx, upto=4)
 
 # %% [markdown]
-# At each stage's chosen block size, from stage 3 on, the model puts every SM past Little's knee: the bytes in
-# flight that the ceiling needs (the dotted line). So the read
+# At each stage's chosen block size, from stage 3 on, the model puts every SM past Little's knee. The knee is
+# the bytes in flight that the ceiling needs (the dotted line). So the read
 # ceiling bounds it. What remains is
 # the distance between the measurement and that ceiling.
 #
@@ -218,8 +219,8 @@ pic.littles_law_of(ctx, upto=4)
 #
 # `exercises/03_shuffle.cu` has stage 3's float4 loop and the block's final step. `warp_sum` is empty. Write
 # it with `__shfl_down_sync`, and run the cell. It passes when the result is right and the time is at most 1.1
-# times step 4a's (the steps table's "+ shuffle reduction", `warp_shuffle_l1` to `try_kernel`): float4 plus the
-# shuffle, `LOADS = 1`. A solution is in
+# times step 4a's. That is the steps table's "+ shuffle reduction" (`warp_shuffle_l1` to `try_kernel`): float4
+# plus the shuffle, `LOADS = 1`. A solution is in
 # `solutions/03_shuffle.cu`.
 
 # %%
@@ -249,7 +250,7 @@ lab.try_kernel("03_shuffle")
 #   counters for each kernel are in notebook 04.
 # - **The occupancy table** follows CUDA's own calculator: registers go to each warp in units of 256, within
 #   each of the SM's four quarters.
-# - **The steps study** runs at block sizes where stage 3's grid leaves SMs short of warps, and at 16 and 128
-#   rows, where the grid is smaller than the GPU.
+# - **The steps study** runs at 32 and 64 threads, where stage 3's grid leaves SMs short of warps, at 128 and
+#   256, where they are nearly full, and at 16 and 128 rows, where the grid is smaller than the GPU.
 # - **Little's law here** uses one fixed latency; under load, queueing in the memory system is the usual reason
 #   a real latency grows.

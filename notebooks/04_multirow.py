@@ -75,7 +75,7 @@ pic.access("multirow", rows_per_block=4)
 # ## Registers and spills
 #
 # Each extra row costs a float4 and a running sum per thread, in registers. At 64 rows the compiler runs out of
-# its 255 registers per thread and **spills**: it keeps values in **local memory**, per-thread memory in DRAM,
+# its 255 registers per thread and **spills**. It keeps values in **local memory**: per-thread memory in DRAM,
 # reached through the caches. The report shows the spill bytes; the SASS shows them as `STL` and `LDL`:
 
 # %%
@@ -121,14 +121,15 @@ nb.which_kernel(ctx.recorded)
 
 # %% [markdown]
 # Three cases stand out:
-# - **Many long rows:** one block per row reaches the read ceiling, and extra rows per block add nothing.
+# - **Many long rows:** one block per row comes within about 2% of the read ceiling, and extra rows per block
+#   add nothing.
 # - **Many short rows** (K = 128): a block has little work, and fewer, fuller blocks win.
-# - **Few rows** (M = 16 or 1): the grid leaves most SMs idle, whatever each block does.
+# - **Few rows** (M = 16 or 1): the grid leaves most SMs idle.
 #
-# At M = 16, stage 4's grid is 16 blocks for 132 SMs:
+# At M = 16, stage 4's grid at its best block size, 1024 threads, is 16 blocks of 32 warps for 132 SMs:
 
 # %%
-pic.sm_map(16, 8, 132)
+pic.sm_map(16, 32, 132)
 
 # %% [markdown]
 # No single kernel serves every shape. Notebook 05 builds a dispatcher that picks one per shape.
@@ -160,7 +161,8 @@ nb.counters(ctx)
 # %% [markdown]
 # Every kernel reads A from DRAM once. Each GEMV kernel, cuBLAS's included, keeps 96% to 99% of warp slots
 # busy. They differ in cache traffic.
-# `__ldcg` (the `true` kernel) raises the L1 hit rate from 39% to 43%, and cuts L2 sectors by about 3%. cuBLAS's
+# With `__ldcg` (the `true` kernel) the L1 hit rate was 43% against 39%, and L2 sectors about 3% fewer, in one
+# launch each. cuBLAS's
 # `dot_kernel` moves twice the L1 sectors of the others.
 #
 # ## Pitfall: 32-bit offsets

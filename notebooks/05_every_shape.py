@@ -219,11 +219,12 @@ lab.try_kernel("05_rows_per_warp")
 # %% [markdown]
 # - **The reduce** is a second launch; on compute capability 9.0 and later it is a programmatic dependent
 #   launch, which may start before split-K's grid has completed and waits for its writes.
-# - **Rows at different offsets from B** (odd K) are split for about twelve waves instead of four. Why blocks
-#   of such rows end unevenly is not separated.
+# - **Rows at different offsets from B** (odd K) are split aiming at twelve waves instead of four, where
+#   stretches of at least 8,192 floats allow it. Why blocks of such rows end unevenly is not separated.
 # - **Several rows per block** share each load of B where a few rows are split and B is over a quarter of the
 #   L2. Where the rows are not aligned like B, B is loaded aligned and shifted into place by warp shuffles.
-# - **The same bits** hold for one plan. The plan depends on the GPU's SM count and L2 size. The head and tail
+# - **The same bits**: `bench/results/h200-bits.json` holds 85 cases, every kernel, each run twice on the H200
+#   with the same bits. They hold for one plan. The plan depends on the GPU's SM count and L2 size. The head and tail
 #   depend on each row's alignment. Another plan can round differently.
 # - **Each table is its own timed run**, so one shape's time can differ by about 0.5% between tables.
 # - **The bar's bandwidth** counts A, B and C for gemv but A alone for the read ceiling, so at M = 1 the ratio can

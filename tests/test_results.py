@@ -128,3 +128,14 @@ def test_the_stage_table_judges_steps_by_both_runs(doc):
     runs = stage_runs(doc)
     assert set(runs) == {"naive", "coalesced", "vectorized", "warp_shuffle", "multirow"}
     assert all(len(r) == 2 and r[0]["study"] == "headline" and r[1]["study"] == "block_sweep" for r in runs.values())
+
+
+def test_the_shape_plot_draws_every_series_it_names(doc):
+    """One bar series per stage, plus gemv and torch.matmul, each with a bar per shape."""
+    from matplotlib.container import BarContainer
+
+    fig = plots.plot_shapes(doc, gemv=True)
+    series = [c for c in fig.axes[0].containers if isinstance(c, BarContainer)]
+    labels = [c.get_label() for c in series]
+    assert labels == ["coalesced", "vectorized", "warp_shuffle", "multirow", "gemv", "torch.matmul"]
+    assert all(len(c) == len(results.shapes(doc)) for c in series)

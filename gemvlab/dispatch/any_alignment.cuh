@@ -5,14 +5,15 @@
 // byte 4 * 4099 * r, and a view such as A[:, 1:] starts mid-row). So a stretch is cut in three: a
 // head of 0 to 3 floats before the row's first 16-byte boundary, a body of whole float4s (LOADS
 // independent loads of A per lane per trip, the last trip's predicated), and a tail of 0 to 3
-// floats. The head's and tail's loads are written before the body, in flight with its first loads.
+// floats. The head's and tail's loads are written before the body; ptxas issues them together but
+// multiplies them before the body's loop starts, so a warp waits for memory once before the body.
 // B is read at A's columns: as float4s where B sits at the same offset from a 16-byte boundary as
 // every row (B_VEC), else as scalars, or, where several rows share B (dot_rows_shuffled), as aligned
 // float4s shifted into place by warp shuffles.
 //
-// Invariants: A is loaded with __ldcg (each byte is used once; the L1 is left to B); a product is
-// added only where the row has that element (B may hold an infinity, and 0 * inf is NaN); the order
-// of additions is fixed: the same inputs, the same bits.
+// Invariants: A is loaded with __ldcg (each byte is used once; the intent is to leave the L1 to B);
+// a product is added only where the row has that element (B may hold an infinity, and 0 * inf is
+// NaN); the order of additions is fixed: the same inputs, the same bits.
 #pragma once
 #include <cuda_runtime.h>
 

@@ -9,9 +9,10 @@
 // The dispatcher (gemvlab/dispatch/rule.py) chooses splits and ROWS.
 //
 // Invariants: rows may start anywhere (any_alignment.cuh); offsets into A are 64-bit; block b
-// takes stretch b / groups of row group b % groups, so the blocks of one stretch run close
-// together in time; no float atomics: partials[r * splits + s] are added in one fixed order, so
-// the same inputs give the same bits on every run.
+// takes stretch b / groups of row group b % groups, so consecutive blocks share a stretch of B
+// (meant to run close together in time, if blocks start in index order); no float atomics:
+// partials[r * splits + s] are added in one fixed order, so the same inputs give the same bits on
+// every run.
 #include <atomic>
 
 #include "any_alignment.cuh"

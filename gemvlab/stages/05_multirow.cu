@@ -2,7 +2,8 @@
 //
 // Change from stage 4: a block computes ROWS neighbouring rows. Each trip a thread loads one float4
 // of B and the float4s at the same column of its ROWS rows of A, so every load of B serves ROWS
-// rows, and the ROWS loads of A are independent. A is read past the L1 (__ldcg), as in stage 4.
+// rows. The ROWS loads of A are written before any use, but ptxas issues only row 0's before the
+// first multiply (the SASS of multirow<2> and <4>). A is read past the L1 (__ldcg), as in stage 4.
 //
 // When it pays: where rows are short (fewer, fuller blocks). The cost: ROWS accumulators and ROWS
 // float4s live in registers; as ROWS grows, fewer blocks fit on an SM, and past the register limit
@@ -30,7 +31,7 @@ __global__ void gemv_multirow(const float* __restrict__ A, const float* __restri
         const float4 b = b4[i];  // loaded once, used ROWS times
         float4 a[ROWS];
 #pragma unroll
-        for (int r = 0; r < ROWS; ++r)  // all ROWS loads written before any use; rows past M re-read the last
+        for (int r = 0; r < ROWS; ++r)  // rows past M re-read the last
             a[r] = __ldcg(a4 + min(r, rows - 1) * K4 + i);
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)

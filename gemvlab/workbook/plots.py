@@ -129,7 +129,7 @@ def plot_shapes(doc: dict, stages=("coalesced", "vectorized", "warp_shuffle", "m
             vals.append(v)  # GB/s goes as 1 / ms: the quartiles of ms bound it
             lo.append(v - v * r["ms"] / r["q75_ms"] if ok and r["q75_ms"] else 0)
             hi.append(v * r["ms"] / r["q25_ms"] - v if ok and r["q25_ms"] else 0)
-    ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name, yerr=[lo, hi], capsize=2,
+        ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name, yerr=[lo, hi], capsize=2,
                color=STAGE_COLOR.get(name, "#2a9d55"))
     ax.axhline(1.0, color="black", ls="--", lw=1, label="read ceiling")
     ax.set_xticks(x, [f"{M}\nx {K}" for M, K in shapes], fontsize=7)

@@ -159,7 +159,7 @@ def warps_table(doc: dict) -> None:
         st = get_stage(r["stage"])
         warps = st.grid(r["M"], r["block"], r["variant"] or st.default) * -(-r["block"] // 32)
         predicted = model.predict(st, r["M"], r["K"], r["block"], r["variant"], **inputs).ms
-        verdict = step_verdict([prev], [r]).replace(" (one run: not yet shown to repeat)", "") if prev else ""
+        verdict = step_verdict([prev], [r]) if prev else ""
         print(f"{names.get(r['stage'], r['stage']):<34}{r['block']:>6}{warps:>7,}"
               f"{model.traffic(st).bytes_in_flight:>26,}{predicted:>10.1f}{r['ms']:>11.3f} "
               f"[{r['q25_ms']:.3f} {r['q75_ms']:.3f}]  {verdict}")

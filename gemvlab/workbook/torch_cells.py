@@ -72,11 +72,12 @@ def matmul_overhead(ctx: Context) -> None:
     M, K = prof["M"], prof["K"]
     at_ceiling = 4 * M * K / (results.headline(doc)["ceiling"]["GBps"] * 1e9) * 1e3
     extra = k["us"] / 1e3 - at_ceiling
+    shared = "shared memory not profiled" if k.get("shared_bytes") is None else f"{k['shared_bytes']} B of shared memory"
     from ..measure.profile import short_name
 
     print(f"{short_name(k['name'])}: {blocks:,} blocks of {k['block'][0]} threads, {4 * M * K / blocks / 1024:.0f} KiB of A "
-          f"each on average; {o.blocks_per_sm} blocks per SM fit ({regs} registers, limited by {o.limiter}; its shared "
-          f"memory is not in the profile, assumed not to limit): {waves} waves of {slots:,}")
+          f"each on average; {o.blocks_per_sm} blocks per SM fit ({regs} registers, {shared}; "
+          f"limited by {o.limiter}): {waves} waves of {slots:,}")
     print(f"{k['us'] / 1e3:.3f} ms, against {at_ceiling:.3f} ms to read A at the read ceiling: {extra:.3f} ms more  "
           f"[{results.label(doc)}]")
     st = next((r for r in results.headline(doc)["stages"] if r["stage"] == "warp_shuffle"), None)
