@@ -1,7 +1,5 @@
-// Shared by the dispatcher's split_k.cu and rows_per_warp.cu: the dot product of one stretch of a
-// row of A with the same stretch of B, for a row that may start anywhere.
-//
-// Why: the float4 stages need every row 16-byte aligned; a library cannot (K = 4099 puts row r at
+// For split_k.cu and rows_per_warp.cu: the dot product of one stretch of a row of A that may start
+// anywhere with the same stretch of B. Why: the float4 stages need every row 16-byte aligned; a library cannot (K = 4099 puts row r at
 // byte 4 * 4099 * r, and a view such as A[:, 1:] starts mid-row). So a stretch is cut in three: a
 // head of 0 to 3 floats before the row's first 16-byte boundary, a body of whole float4s (LOADS
 // independent loads of A per lane per trip, the last trip's predicated), and a tail of 0 to 3
@@ -77,8 +75,8 @@ __device__ __forceinline__ float dot_stretch(const float* __restrict__ a, const 
 // block (a multiple of 32) covering the stretch: rows r < `rows` start at a + r * lda, and
 // sum[r] gets this lane's share of row r. Each row keeps its own head, body and tail, as in
 // dot_stretch. Rows aligned like B (B_VEC, the same head for all): dot_rows_aligned, B's float4s
-// loaded once per trip for every row. Otherwise (lda % 4 != 0, or views) no one float4 of B lines up with
-// every row: dot_rows_shuffled, below.
+// loaded once per trip for every row. Otherwise (lda % 4 != 0, or B at another offset from a
+// 16-byte boundary than the rows) no one float4 of B lines up with every row: dot_rows_shuffled.
 template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, long long lda, int rows,
                                                  const float* __restrict__ b, long long n, int lane, int lanes,
@@ -93,7 +91,7 @@ __device__ __forceinline__ void dot_rows_aligned(const float* __restrict__ a, lo
         n4_most = max(n4_most, n4[r]);
         const long long t = head[r] + 4 * n4[r] + lane;
         const bool h = r < rows && lane < head[r], tl = r < rows && t < n;
-        // loaded here, before the body's first trip, and multiplied after the body
+        // loaded here, before the body's first trip (ptxas also multiplies them here); added after the body
         edge_a[r][0] = h ? __ldcg(ar + lane) : 0.0f;
         edge_b[r][0] = h ? b[lane] : 0.0f;
         edge_a[r][1] = tl ? __ldcg(ar + t) : 0.0f;
@@ -138,24 +136,16 @@ __device__ __forceinline__ float4 window(float4 x, float4 y, int d) {
                        d == 0 ? x.w : d == 1 ? y.x : d == 2 ? y.y : y.z);
 }
 
-// dot_rows for rows that start at different offsets from B's (lda % 4 != 0, or views). B is loaded only
-// as aligned float4s ("chunks": chunk j holds floats 4j - e .. 4j - e + 3 of the stretch, e =
-// B's offset from a 16-byte boundary), LOADS per lane per trip like A's, and each row takes the
-// 4 floats it needs from two neighbouring chunks: row r's body float4 k needs floats d_r .. d_r
-// + 3 of chunks k + q_r and k + q_r + 1 (q_r = 0 or 1, d_r from 0 to 3, both fixed by the row's
-// offset). The next lane holds the next chunk, so a lane gets it with 4 shuffles
-// (__shfl_down_sync); the warp's last lane, whose next chunk belongs to the next warp, loads it
-// (and lanes 30 and 31 load the chunk two on, where a row needs it). So one chunk load serves
-// every row of the block, whatever their offsets.
-//
-// So that no chunk load reaches outside the stretch, each row's first and last body float4
-// are summed as scalars with its head and tail (at most 7 floats at each end: one per lane, the
-// block having at least 32), and the loop takes body float4s 1 .. n4 - 2, whose chunks lie
-// inside; a chunk past the stretch's last one is not loaded (zeros). Where a row has no body
-// float4 k, its product for k is not added at all, rather than A's zeros times B: B may hold an
-// infinity there, and 0 * inf is NaN (torch.matmul gives the infinity, as does this function).
-// 32-bit indices inside the stretch (fewer registers): the launcher refuses stretches of more
-// than 2^31 - 4096 floats when rows share a block without B_VEC.
+// dot_rows for rows at different offsets from B's (lda % 4 != 0, or B at another offset than the
+// rows). B is loaded only as aligned float4s ("chunks"), LOADS per lane per trip like A's; each row
+// takes the 4 floats it needs from two neighbouring chunks, the next one got from the next lane
+// with shuffles (the warp's last lanes load theirs). So one chunk load serves every row of the
+// block, whatever their offsets. Each row's first and last body float4 are summed as scalars with
+// its head and tail (at most 7 floats at each end), so no chunk load reaches outside the stretch.
+// A product a row does not have is not added (B may hold an infinity; 0 * inf is NaN). Indices
+// inside the stretch are 32-bit (meant to save registers): the launcher refuses stretches of more
+// than 2^31 - 4096 floats when rows share a block without B_VEC. docs/design/kernels.md has the
+// chunk arithmetic.
 template <int ROWS, int LOADS>
 __device__ __forceinline__ void dot_rows_shuffled(const float* __restrict__ a, long long lda, int rows,
                                                   const float* __restrict__ b, long long n, int lane, int lanes,

@@ -68,10 +68,10 @@ __global__ void gemv_split_k(const float* __restrict__ A, long long lda, const f
 // adds the 32 lane sums: the same order on every run.
 //
 // On sm_90 and later it is a programmatic dependent launch: the GPU may start it once split_k's
-// last block has exited, before split_k's grid is complete, which saves the gap between the two
-// grids; cudaGridDependencySynchronize waits until split_k's writes are visible. The partials are
-// read with __ldcg, not the read-only path: they are written by a grid that may still be running
-// when this one starts.
+// last block has exited, before split_k's grid is complete, which saves part of the gap between
+// the two grids (docs/design/kernels.md); cudaGridDependencySynchronize waits until split_k's
+// writes are visible. The partials are read with __ldcg, not the read-only path: they are written
+// by a grid whose writes are not yet visible when this one starts.
 __global__ void gemv_split_k_reduce(const float* __restrict__ partials, float* __restrict__ C, long long M,
                                     int splits) {
 #if __CUDA_ARCH__ >= 900

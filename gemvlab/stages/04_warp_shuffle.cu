@@ -40,7 +40,7 @@ __global__ void gemv_warp_shuffle(const float* __restrict__ A, const float* __re
     for (; i + (LOADS - 1) * stride < K4; i += LOADS * stride) {
         float4 a[LOADS], b[LOADS];
 #pragma unroll
-        for (int u = 0; u < LOADS; ++u) {  // issue every load first ...
+        for (int u = 0; u < LOADS; ++u) {  // every load written first (ptxas issues two of A before the first use) ...
             a[u] = load_a<A_PAST_L1>(a4 + i + u * stride);  // used once
             b[u] = b4[i + u * stride];                       // used by every block: keep it cached
         }
