@@ -250,7 +250,7 @@ lab.try_kernel("03_shuffle")
 #   counters for each kernel are in notebook 04.
 # - **The occupancy table** follows CUDA's own calculator: registers go to each warp in units of 256, within
 #   each of the SM's four quarters.
-# - **The steps study** runs at 32 and 64 threads, where stage 3's grid leaves SMs short of warps, at 128 and
-#   256, where they are nearly full, and at 16 and 128 rows, where the grid is smaller than the GPU.
+# - **The steps study** runs at 32 and 64 threads, where stage 3's grid leaves SMs short of warps. It also runs
+#   at 128 and 256, where they are nearly full, and at 16 and 128 rows, where the grid is smaller than the GPU.
 # - **Little's law here** uses one fixed latency; under load, queueing in the memory system is the usual reason
 #   a real latency grows.

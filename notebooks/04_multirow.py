@@ -162,7 +162,7 @@ nb.counters(ctx)
 # Every kernel reads A from DRAM once. Each GEMV kernel, cuBLAS's included, keeps 96% to 99% of warp slots
 # busy. They differ in cache traffic.
 # With `__ldcg` (the `true` kernel) the L1 hit rate was 43% against 39%, and L2 sectors about 3% fewer, in one
-# launch each. cuBLAS's
+# launch each. The cuBLAS kernel
 # `dot_kernel` moves twice the L1 sectors of the others.
 #
 # ## Pitfall: 32-bit offsets
