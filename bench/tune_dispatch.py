@@ -26,6 +26,7 @@ import gemvlab as lab
 from gemvlab import dispatch
 from gemvlab.dispatch import tuning as T
 from gemvlab.dispatch.rule import rows_lanes
+from gemvlab.gpu.device import index_of
 from gemvlab.native import launch as native
 from gemvlab.native.build import build
 from gemvlab.native.kernel import encode
@@ -142,7 +143,7 @@ def _launch(name, plan, lda, A, B, extra):
     args = native.LaunchArgs(lda, plan.M, plan.K, plan.chunk, plan.splits, plan.block, plan.variant)
     C = torch.empty(plan.M, device=A.device)
     P = torch.empty(plan.M * plan.splits, device=A.device)
-    stream = native.stream(A.device.index or 0)
+    stream = native.stream(index_of(A.device))
 
     def launch():
         fn.check(fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), P.data_ptr(), ctypes.addressof(args), stream))
@@ -156,8 +157,7 @@ def measure(probe, M, K, extra, rounds=3) -> list[dict]:
 
     from gemvlab.measure import ceiling
     from gemvlab.measure.accuracy import random_inputs, reference, relative_error
-    from gemvlab.measure.bench import bytes_moved
-    from gemvlab.measure.timing import time_round_robin
+    from gemvlab.measure.timing import bytes_moved, gbps, time_round_robin
 
     A, B = random_inputs(M, K, b_2d=False)
     ref = reference(A, B)
@@ -178,7 +178,7 @@ def measure(probe, M, K, extra, rounds=3) -> list[dict]:
         rows.append({"probe": probe, "M": M, "K": K, "candidate": name, "plan": plan_name,
                          "ms": round(t.ms, 5), "q25_ms": round(t.q25_ms, 5), "q75_ms": round(t.q75_ms, 5), "n": t.n,
                          "vs_rule": round(timed["rule"].ms / t.ms, 4),
-                         "GBps": round(bytes_moved(M, K) / (t.ms * 1e-3) / 1e9, 1), "rel_err": errs.get(name)})
+                         "GBps": round(gbps(bytes_moved(M, K), t.ms), 1), "rel_err": errs.get(name)})
     return rows
 
 

@@ -87,8 +87,8 @@ pic.sectors()
 # %% [markdown]
 # ## The tree
 #
-# The block adds its threads' partial sums as a tree in **shared memory**, a small fast memory on the SM that a
-# block's threads share. Half the threads add the other half's values, then half of those, and so on.
+# The block adds its threads' partial sums as a tree in **shared memory**. That is a small fast memory on the
+# SM, shared by a block's threads. Half the threads add the other half's values, then half of those, and so on.
 # `__syncthreads()` is a **barrier**: no thread of the block passes it until all have reached it. The tree needs
 # one between its levels.
 
@@ -180,8 +180,8 @@ nb.pitfall(ctx, "smem_sanitizer")
 # ## Pitfall: a block that is not a power of two
 #
 # With 384 threads the halving goes 192, 96, 48, 24, 12, 6, 3, then 1. The value in slot 2 is never added.
-# There is no error message, only a wrong answer. gemvlab refuses such a block before launching (here
-# the checks alone run, so that they need no GPU):
+# There is no error message, only a wrong answer. The library refuses such a block before launching.
+# Here the checks alone run, so that they need no GPU:
 
 # %%
 from gemvlab.stages.launch import check_inputs

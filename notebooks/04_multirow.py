@@ -177,7 +177,7 @@ nb.pitfall(ctx, "int32_offsets")
 # ## Pitfall: too many registers
 #
 # 32 rows per block need about 168 registers per thread. A block of 1024 such threads needs more registers than
-# an SM has, and the launch fails at once. gemvlab says so before launching:
+# an SM has, and the launch fails at once. The library says so before launching:
 
 # %%
 from gemvlab.gpu.occupancy import HOPPER

@@ -63,8 +63,7 @@ ctx = nb.setup(upto=0)  # on a GPU: torch.matmul and the read ceiling are measur
 # %% [markdown]
 # ## One kernel cannot serve every shape
 #
-# The stages' best on each shape of the sweep, as bandwidth over the read ceiling's, with the dispatcher
-# (`gemv`) beside them:
+# Each stage at its best and the dispatcher (`gemv`), over the read ceiling's bandwidth:
 
 # %%
 _ = plots.plot_shapes(ctx.recorded, gemv=True)
@@ -72,7 +71,7 @@ _ = plots.plot_shapes(ctx.recorded, gemv=True)
 # %% [markdown]
 # ## Few long rows: split-K
 #
-# With M = 16, one block per row makes 16 blocks for 132 SMs. **Split-K** cuts each row into **stretches** and
+# M = 16 rows, one block each, give 16 blocks for 132 SMs. **Split-K** cuts each row into **stretches** and
 # gives each stretch its own block. Each block writes a **partial sum**. A second kernel adds each row's partial
 # sums in one fixed order. Floating-point addition is not associative, so a fixed order gives the same bits on
 # every run of the same plan. Float atomics, whose order changes from run to run, would not.
@@ -175,8 +174,8 @@ nb.shape_slider(ctx)
 # ## The cost of a call
 #
 # A repeated call finds its plan in a dictionary and makes one `ctypes` call. CUDA events around the whole
-# `lab.gemv` call, against events around the launch alone. Each starts on an idle GPU, so Python's time before
-# the launch counts:
+# `lab.gemv` call, against events around the launch alone. Each starts on an idle GPU, so Python's time
+# counts:
 
 # %%
 nb.overhead_table(ctx.recorded)
@@ -184,7 +183,7 @@ nb.overhead_table(ctx.recorded)
 # %% [markdown]
 # ## Looking back
 #
-# The model's time for each plan, beside the recorded one:
+# The model beside the recorded time, plan by plan:
 
 # %%
 nb.dispatch_look_back(ctx)

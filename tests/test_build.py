@@ -125,3 +125,19 @@ def test_arch_defaults_without_a_gpu(monkeypatch):
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "nine")
     with pytest.raises(ValueError, match="9.0"):
         toolchain.arch_flags()
+
+
+def test_an_unchanged_source_is_not_read_again_and_an_edited_one_is_rebuilt(tmp_path):
+    import os
+
+    from gemvlab.native.kernel import Kernel
+
+    cu = tmp_path / "tiny.cu"
+    cu.write_text('#include <cuda_runtime.h>\n__global__ void gemv_tiny(float* c) { c[0] = 1.0f; }\n'
+                  'extern "C" int launch_tiny(float* c) { gemv_tiny<<<1, 1>>>(c); return (int)cudaGetLastError(); }\n')
+    k = Kernel(name="tiny", source_path=cu, launcher="launch_tiny", symbol="gemv_tiny")
+    first = k.build()
+    assert k.build() is first
+    cu.write_text(cu.read_text() + "// edited\n")
+    os.utime(cu, ns=(cu.stat().st_atime_ns, cu.stat().st_mtime_ns + 10**9))
+    assert k.build().path != first.path

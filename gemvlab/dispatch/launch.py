@@ -38,7 +38,7 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
     """launch(A, B, out=None) -> C for inputs already checked to match `plan` (any plan of a
     compiled variant: the tuning script times plans the rule would not choose)."""
     M, K = plan.M, plan.K
-    index = device.index if device.index is not None else torch.cuda.current_device()
+    index = gpu.index_of(device)
     out_shape = (M, 1) if b_2d else (M,)
     if plan.kernel in ("none", "zeros"):
         def launch(A, B, out=None):
@@ -49,7 +49,7 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
         return launch
     fn = KERNELS[plan.kernel].function()
     args = native.LaunchArgs(lda, M, K, plan.chunk, plan.splits, plan.block, plan.variant)
-    args_address = ctypes.addressof(args)  # the closure keeps args alive
+    args_address = ctypes.addressof(args)  # valid while launch.args (below) holds the struct
     partial_count = M * plan.splits if plan.splits > 1 else 0
     name = plan.name
 
@@ -65,7 +65,7 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
         return C
 
     launch.plan = plan
-    launch.args = args
+    launch.args = args  # keeps the struct alive: the kernel reads it through args_address
     return launch
 
 

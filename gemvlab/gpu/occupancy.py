@@ -202,7 +202,6 @@ class Residency:
     last_wave_fill: float  # blocks in the last wave / the slots of a wave
     busy_sms: int  # SMs given at least one block
     first_wave_warps_per_sm: float  # resident warps per busy SM while the first wave runs
-    last_wave_warps_per_sm: float  # the same, for the last wave (spread over all SMs)
     max_warps: int
 
     @property
@@ -235,12 +234,11 @@ def residency(occ: Occupancy, grid: int, sms: int) -> Residency:
     per_sm = occ.blocks_per_sm
     max_warps = occ.max_warps
     if per_sm == 0 or grid == 0:
-        return Residency(grid, sms, per_sm, warps, 0, 0.0, 0, 0.0, 0.0, max_warps)
+        return Residency(grid, sms, per_sm, warps, 0, 0.0, 0, 0.0, max_warps)
     slots = sms * per_sm
     waves = -(-grid // slots)
     last = grid - (waves - 1) * slots
     first = min(grid, slots)
     busy = min(sms, first)
     first_warps = first / busy * warps
-    return Residency(grid, sms, per_sm, warps, waves, last / slots, busy, first_warps,
-                     last / sms * warps, max_warps)
+    return Residency(grid, sms, per_sm, warps, waves, last / slots, busy, first_warps, max_warps)

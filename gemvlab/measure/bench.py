@@ -15,16 +15,7 @@ from ..stages import get_stage
 from ..stages import launch as stages
 from . import ceiling
 from .accuracy import poisoned, reference, relative_error
-from .timing import Timing, time_launches, time_round_robin
-
-
-def bytes_moved(M: int, K: int) -> int:
-    """The fewest bytes a GEMV moves: A and B read once, C written once, float32."""
-    return 4 * (M * K + K + M)
-
-
-def gbps(nbytes: int, ms: float) -> float:
-    return nbytes / (ms * 1e-3) / 1e9
+from .timing import Timing, bytes_moved, gbps, time_launches, time_round_robin
 
 
 def check(stage, A, B, block=None, variant=None, ref=None) -> float:

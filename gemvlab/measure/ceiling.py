@@ -12,9 +12,10 @@ from pathlib import Path
 import torch
 
 from .. import checks
+from ..gpu.device import index_of
 from ..native import launch as native
 from ..native.kernel import Kernel
-from .timing import time_round_robin
+from .timing import gbps, time_round_robin
 
 #: Its variant is the grid: 0 for one block per row (read_rows), else that many blocks striding (read_grid).
 READ_CEILING = Kernel(name="read_ceiling", source_path=Path(__file__).with_name("read_ceiling.cu"),
@@ -51,8 +52,7 @@ def launcher(A, block: int = 512, blocks: int | None = None, sink=None):
         checks.check_grid(M, READ_CEILING.name)
     sink = sink if sink is not None else torch.empty(1, device=A.device)
     fn = READ_CEILING.function()
-    index = A.device.index if A.device.index is not None else torch.cuda.current_device()
-    args = (A.data_ptr(), A.data_ptr(), sink.data_ptr(), M, K, block, blocks, native.stream(index))
+    args = (A.data_ptr(), A.data_ptr(), sink.data_ptr(), M, K, block, blocks, native.stream(index_of(A.device)))
 
     def launch():
         fn.check(fn(*args))
@@ -63,7 +63,7 @@ def launcher(A, block: int = 512, blocks: int | None = None, sink=None):
 def row(M: int, K: int, t, block: int, grid: int) -> dict:
     """A read-ceiling measurement as a row of the results schema (GB/s counts A's bytes alone)."""
     return dict(kind="read_ceiling", stage="read ceiling", number=None, M=M, K=K, block=block, variant=grid,
-                **t.as_dict(), GBps=4 * M * K / (t.ms * 1e-3) / 1e9, rel_err=None, status="ok")
+                **t.as_dict(), GBps=gbps(4 * M * K, t.ms), rel_err=None, status="ok")
 
 
 def measure(A, **timing) -> dict:

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 from ..native import toolchain
 
@@ -50,8 +48,7 @@ def command(M: int, K: int, only=None) -> list[str]:
 def run(M: int, K: int, timeout: float = 600, only=None) -> list[dict]:
     """Profile KERNELS (or those labelled in `only`) at M x K under ncu; one dict per kernel
     launch ncu saw."""
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent.parent) + os.pathsep
-               + os.environ.get("PYTHONPATH", ""))
+    env = toolchain.child_env()
     p = subprocess.run(command(M, K, only), capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if p.returncode:
         raise RuntimeError(f"ncu failed ({p.returncode}): {(p.stderr or p.stdout)[-2000:]}")

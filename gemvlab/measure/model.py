@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..gpu import occupancy
 from ..kernels import get_stage
 from ..native.sass import loads_before_first_use
+from .timing import bytes_moved, gbps
 
 #: The L1 looks up about one 128-byte line per SM clock (Nsight Compute counts them as
 #: "wavefronts"); a load instruction whose 32 lanes touch 32 different lines takes 32 of them.
@@ -127,7 +128,7 @@ class Prediction:
 
     @property
     def GBps(self) -> float:
-        return 4 * (self.M * self.K + self.K + self.M) / (self.ms * 1e-3) / 1e9
+        return gbps(bytes_moved(self.M, self.K), self.ms)
 
     @property
     def bound(self) -> str:

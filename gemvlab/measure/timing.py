@@ -17,6 +17,16 @@ import torch
 MIN_LAUNCHES = 20
 TIMER = "CUDA events around each launch, L2 flushed before it by reading 256 MiB"
 FLUSH_BYTES = 256 * 2**20
+def bytes_moved(M: int, K: int) -> int:
+    """The fewest bytes a GEMV moves: A and B read once, C written once, float32."""
+    return 4 * (M * K + K + M)
+
+
+def gbps(nbytes: int, ms: float) -> float:
+    """Bandwidth in GB/s of `nbytes` moved in `ms` milliseconds."""
+    return nbytes / (ms * 1e-3) / 1e9
+
+
 _flush: dict = {}
 
 

@@ -42,7 +42,14 @@ def decode(variant: int, n: int) -> tuple[int, ...]:
     return tuple((variant >> (VARIANT_BITS * i)) & mask for i in range(n))
 
 
-_builds: dict = {}
+_builds: dict = {}  # (source path, source, headers, defines) -> Built
+#: (source path, defines) -> (the files read, their (mtime, size) then, the _builds key): a build
+#: whose files are unchanged is found without reading them again.
+_seen: dict = {}
+
+
+def _stamp(paths) -> tuple:
+    return tuple((st.st_mtime_ns, st.st_size) for st in (p.stat() for p in paths))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,13 +84,17 @@ class Kernel:
     def headers(self, source: str | None = None) -> dict:
         """The local headers the source #includes ({file name: text}), found beside the source or
         in gemvlab/native (launch_args.cuh), and theirs in turn."""
+        return {name: text for name, (_, text) in self._headers(source).items()}
+
+    def _headers(self, source: str | None = None) -> dict:
+        """{file name: (path, text)} of the local headers, as headers()."""
         found, todo = {}, [self.source() if source is None else source]
         while todo:
             for name in re.findall(r'^#include "([^"]+)"', todo.pop(), re.MULTILINE):
                 if name not in found:
                     path = next(p for p in (self.source_path.parent / name, NATIVE_DIR / name) if p.exists())
-                    found[name] = path.read_text()
-                    todo.append(found[name])
+                    found[name] = (path, path.read_text())
+                    todo.append(found[name][1])
         return found
 
     def flags(self) -> list[str]:
@@ -92,11 +103,20 @@ class Kernel:
     def build(self) -> Built:
         """Compile the .cu file (or load it from the cache); works without a GPU. Kernels that
         share a file and flags share one build."""
+        ident = (str(self.source_path), tuple(self.defines))
+        seen = _seen.get(ident)
+        if seen and seen[2] in _builds and _stamp(seen[0]) == seen[1]:
+            return _builds[seen[2]]  # no file changed since that build: skip reading them
+        stamp_before = _stamp([self.source_path])  # before the read: an edit during it is seen next time
         source = self.source()
-        headers = self.headers(source)
+        found = self._headers(source)
+        paths = [self.source_path, *(path for path, _ in found.values())]
+        stamp = stamp_before + _stamp(paths[1:])
+        headers = {name: text for name, (_, text) in found.items()}
         key = (str(self.source_path), source, tuple(sorted(headers.items())), tuple(self.defines))
         if key not in _builds:
             _builds[key] = build(self.source_path.stem.lstrip("0123456789_"), source, self.flags(), headers)
+        _seen[ident] = (paths, stamp, key)
         return _builds[key]
 
     @property

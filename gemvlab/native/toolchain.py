@@ -24,6 +24,15 @@ log = logging.getLogger("gemvlab")
 DEFAULT_ARCH = "9.0"
 
 
+def child_env(env: dict | None = None) -> dict:
+    """`env` (default: os.environ) with the folder that holds this gemvlab first on PYTHONPATH, so
+    that a child process (`python -m gemvlab...`) imports this same gemvlab."""
+    env = dict(os.environ if env is None else env)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
 def find_cuda_home() -> str | None:
     """The CUDA toolkit folder: $CUDA_HOME, $CUDA_PATH, the folder above nvcc, or /usr/local/cuda."""
     for var in ("CUDA_HOME", "CUDA_PATH"):

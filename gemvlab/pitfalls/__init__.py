@@ -21,12 +21,9 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from ..native import toolchain
 from ..results import schema
-
-ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the gemvlab package
 
 DEMOS = {
     "cpu_pointers": "stage 1's raw launcher handed the data_ptr() of CPU tensors",
@@ -69,7 +66,7 @@ def run(demo: str, timeout: float = 90) -> dict:
                     "note": "compute-sanitizer not found (it ships with the CUDA toolkit)"}
         which, child_demo = SANITIZED[demo]
         cmd = [tool, "--tool", which, "--show-backtrace", "no", *cmd[:-1], child_demo]
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env = toolchain.child_env(env)
     start = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)

@@ -16,7 +16,6 @@ from .views import (
     shape_summary,
     shapes,
     steps,
-    timed_twice,
 )
 
 __all__ = [
@@ -36,6 +35,5 @@ __all__ = [
     "shape_summary",
     "shapes",
     "steps",
-    "timed_twice",
     "validate",
 ]

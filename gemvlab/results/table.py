@@ -4,6 +4,7 @@ over the first."""
 
 from __future__ import annotations
 
+from ..measure.timing import bytes_moved
 from . import schema, views
 
 
@@ -103,7 +104,7 @@ def format_table(doc: dict, upto: int | None = None) -> str:
                          f"{fmt(vs, '.3f'):>11}{'':>8}{'':>8}{'':>9}{err:>11}")
     M, K = doc["headline"]["M"], doc["headline"]["K"]
     peak = doc["machine"].get("datasheet_GBps")
-    lines.append(f"M = {M}, K = {K}: {4 * (M * K + K + M) / 1e9:.3f} GB moved; median and quartiles of >= "
+    lines.append(f"M = {M}, K = {K}: {bytes_moved(M, K) / 1e9:.3f} GB moved; median and quartiles of >= "
                  f"{doc['timer']['min_launches']} launches ({doc['timer']['name']}); step: against the "
                  "stage above, a tie unless it repeats beyond both quartiles in every run"
                  + (" (one run here: not yet shown to repeat)" if one_run else "")

@@ -70,14 +70,5 @@ def steps(doc: dict, M: int | None = None, study: str = "steps") -> list[dict]:
     return rows(doc, study, M=M)
 
 
-def timed_twice(doc: dict) -> tuple[dict, dict]:
-    """The kernels one record timed twice at the headline shape, minutes apart: {name: row} from
-    the stage table ("headline") and from the shape sweep ("shape_best"), for the names in both."""
-    M, K = doc["headline"]["M"], doc["headline"]["K"]
-    first = {r["stage"]: r for r in rows(doc, "headline", ok=True)}
-    again = {r["stage"]: r for r in rows(doc, "shape_best", M=M, K=K, ok=True)}
-    return {k: r for k, r in first.items() if k in again}, {k: again[k] for k in first if k in again}
-
-
 def explorer_shapes(doc: dict) -> list[tuple[int, int]]:
     return shapes(doc, "explorer")

@@ -9,7 +9,7 @@ import torch
 
 from .. import results
 from ..gpu import occupancy
-from ..measure.bench import bytes_moved
+from ..measure.timing import bytes_moved
 from ..native import toolchain
 
 

@@ -12,6 +12,23 @@ from ..measure.timing import time_round_robin
 from ..results.table import quartiles_overlap
 from .context import Context
 
+#: The dispatcher's bar: at least torch.matmul's speed, and, where A and B together are at least
+#: L2_TIMES times the L2, at least BW_MARK of the read ceiling's bandwidth.
+BW_MARK, L2_TIMES = 0.91, 4
+
+
+def _big(M: int, K: int, l2: int) -> bool:
+    return 4 * (M * K + K) >= L2_TIMES * l2
+
+
+def _slower(g: dict, t: dict) -> bool:
+    """gemv slower than torch.matmul beyond both quartile ranges."""
+    return not quartiles_overlap(g, t) and g["ms"] > t["ms"]
+
+
+def _bw_low(g: dict, c: dict, M: int, K: int, l2: int) -> bool:
+    return _big(M, K, l2) and g["GBps"] < BW_MARK * c["GBps"]
+
 
 def which_kernel(doc: dict) -> None:
     """Per shape of the sweep: the fastest stage, stages 4 and 5 at their best, the dispatcher
@@ -21,10 +38,10 @@ def which_kernel(doc: dict) -> None:
     for M, K in results.shapes(doc):
         s = results.shape_summary(doc, M, K)
         ok = {n: r for n, r in s["stages"].items() if r["status"] == "ok"}
-        best = min(ok.values(), key=lambda r: r["ms"]) if ok else None
+        best = results.best(list(ok.values()))
         cell = lambda r: f"{r['ms']:.3f}" if r and r.get("status") == "ok" else "n/a"
         name = f"{best['stage']} {best['ms']:.3f}" if best else "none"
-        tied = [r["stage"] for r in ok.values() if r is not best and r["q25_ms"] <= best["q75_ms"]] if best else []
+        tied = [r["stage"] for r in ok.values() if r is not best and quartiles_overlap(r, best)] if best else []
         runner_up = min((r["ms"] for r in ok.values() if r is not best), default=None)
         if tied:  # quartiles overlap: no single fastest
             name = "tie: " + ", ".join([best["stage"], *tied])
@@ -48,20 +65,19 @@ def dispatch_table(doc: dict, study: str = "shape_best") -> None:
         if not g:
             continue
         notes += [g["note"]] if g.get("note") and g["note"] not in notes else []  # the dispatcher row's
-        big = 4 * (M * K + K) >= 4 * l2
         vs_t = t["ms"] / g["ms"] if t else None
         vs_c = g["GBps"] / c["GBps"] if c else None
         bar = []
         if t is not None:
-            bar.append("tie with torch" if quartiles_overlap(g, t) else "torch ok" if vs_t >= 1.0 else "SLOWER than torch")
-        if big and vs_c is not None:
-            bar.append("BW ok" if vs_c >= 0.91 else "BW below 0.91")
+            bar.append("tie with torch" if quartiles_overlap(g, t) else "SLOWER than torch" if _slower(g, t) else "torch ok")
+        if c is not None and _big(M, K, l2):
+            bar.append(f"BW below {BW_MARK}" if _bw_low(g, c, M, K, l2) else "BW ok")
         vs_c_text = f"{vs_c:.3f}" if vs_c is not None else "n/a"
         t_text = f"{t['ms']:.4f} [{t['q25_ms']:.4f}-{t['q75_ms']:.4f}]" if t else "n/a"
         print(f"{M:>9}{K:>11}  {g['chosen'][:37]:<38}{g['ms']:>8.4f} [{g['q25_ms']:.4f}-{g['q75_ms']:.4f}]"
               f"{t_text:>28}{(vs_t or 0):>8.2f}x{vs_c_text:>14}  {', '.join(bar)}")
     print(f"bar: at least torch.matmul's speed (a tie where the quartiles overlap); where A and B together are at "
-          f"least 4x the L2 ({4 * l2 / 2**20:.0f} MiB), at least 0.91 of the read ceiling's bandwidth.\nThe ceiling's "
+          f"least {L2_TIMES}x the L2 ({L2_TIMES * l2 / 2**20:.0f} MiB), at least {BW_MARK} of the read ceiling's bandwidth.\nThe ceiling's "
           f"bandwidth counts A alone, gemv's B and C too (as many bytes as A at M = 1, so the ratio can pass 1)  "
           f"[{results.label(doc)}]")
     for note in notes:
@@ -160,11 +176,11 @@ def dispatch_misses(doc: dict) -> None:
             kinds = results.by_kind(results.rows(doc, study, M=r["M"], K=r["K"], ok=True))
             t, c = kinds.get("torch_matmul"), kinds.get("read_ceiling")
             why = []
-            if t and r["q25_ms"] > t["q75_ms"]:  # slower beyond the spread of both
+            if t and _slower(r, t):
                 why.append(f"{t['ms'] / r['ms']:.2f}x torch.matmul ({r['ms'] * 1e3:.1f} against {t['ms'] * 1e3:.1f} us, "
                            f"quartiles {r['q25_ms'] * 1e3:.1f}-{r['q75_ms'] * 1e3:.1f} against "
                            f"{t['q25_ms'] * 1e3:.1f}-{t['q75_ms'] * 1e3:.1f})")
-            if c and 4 * (r["M"] * r["K"] + r["K"]) >= 4 * l2 and r["GBps"] < 0.91 * c["GBps"]:
+            if c and _bw_low(r, c, r["M"], r["K"], l2):
                 why.append(f"{r['GBps'] / c['GBps']:.3f} of the read ceiling's bandwidth")
             if why:
                 found.append((r["M"], r["K"], r["chosen"], why))

@@ -22,13 +22,13 @@ BUILT, NOT TIMED. Edit the file and call try_kernel again: an edited source is r
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..native import toolchain
 from ..native.build import BuildError, Built, build
 
 CLONE = Path(__file__).resolve().parents[2]
@@ -83,6 +83,11 @@ def resolve(name_or_path) -> Path:
     raise FileNotFoundError(f"no {name_or_path}: give a .cu path, or an exercise in {EXERCISES}")
 
 
+def module_name(path) -> str:
+    """The build's name for an exercise file (the parent and its child process must agree on it)."""
+    return "exercise_" + re.sub(r"[^A-Za-z0-9_]", "_", Path(path).stem)
+
+
 def build_report(built: Built) -> list[str]:
     out = []
     for name, r in sorted(built.resources.items()):
@@ -101,13 +106,13 @@ def try_kernel(name_or_path, timeout: float = 120) -> Tried:
     source = path.read_text()
     Spec.of(source, path)  # a file without its try_kernel line fails here, before the build
     try:
-        built = build(f"exercise_{re.sub(r'[^A-Za-z0-9_]', '_', path.stem)}", source)
+        built = build(module_name(path), source)
     except BuildError as e:
         return Tried(path, "DID NOT BUILD", [str(e)])
     lines = [f"{path.name}: built ({built.arch})", *build_report(built)]
     if not torch.cuda.is_available():
         return Tried(path, "BUILT, NOT TIMED", [*lines, "checking and timing need a GPU: there is none here"])
-    env = dict(os.environ, PYTHONPATH=str(CLONE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = toolchain.child_env()
     try:
         p = subprocess.run([sys.executable, "-m", "gemvlab.workbook.exercises", str(path)], capture_output=True,
                            text=True, timeout=timeout, env=env, check=False)
@@ -145,6 +150,7 @@ def _child(path: str) -> dict:
     import torch
 
     from ..api import gemv
+    from ..gpu.device import index_of
     from ..measure import ceiling
     from ..measure.accuracy import poisoned, random_inputs, reference, relative_error
     from ..measure.timing import time_round_robin
@@ -153,11 +159,11 @@ def _child(path: str) -> dict:
 
     source = Path(path).read_text()
     spec = Spec.of(source, path)
-    fn = native.launcher(build(f"exercise_{re.sub(r'[^A-Za-z0-9_]', '_', Path(path).stem)}", source), spec.launcher)
+    fn = native.launcher(build(module_name(path), source), spec.launcher)
     A, B = random_inputs(spec.M, spec.K, seed=1, b_2d=False)
     ref = reference(A, B)
     C = poisoned(spec.M, A.device)
-    stream = native.stream(A.device.index or 0)
+    stream = native.stream(index_of(A.device))
     args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), spec.M, spec.K, spec.block, spec.variant, stream)
     where = f"on {torch.cuda.get_device_name()}, M = {spec.M:,}, K = {spec.K:,}"
     code = fn(*args)
@@ -169,11 +175,12 @@ def _child(path: str) -> dict:
         return {"status": "FAIL", "lines": [f"the kernel faulted: {str(e).splitlines()[0]}"]}
     if spec.reference == "gemv":
         ref_fn, name = (lambda: gemv(A, B)), "gemv (the dispatcher)"
+        Cr = gemv(A, B)
     else:
         ref_block = spec.reference_block or spec.block
-        ref_fn, _ = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
+        ref_fn, Cr = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
+        ref_fn()
         name = f"{spec.reference} ({ref_block} threads{f', variant {spec.variant}' if spec.variant else ''})"
-    Cr = gemv(A, B) if spec.reference == "gemv" else stages.run(A, B, spec.reference, ref_block, spec.variant or None)
     err, ref_err = relative_error(C, ref), relative_error(Cr, ref)
     tol = max(1e-5, 10 * ref_err)
     lines = [f"check {where}: relative error {err:.1e} against float64 ({name}: {ref_err:.1e}; allowed {tol:.0e})"]

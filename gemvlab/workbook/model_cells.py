@@ -24,12 +24,12 @@ def _predictions(ctx: Context, st) -> list[model.Prediction]:
     return [model.predict(st, M, K, b, v, **inputs) for b, v in candidates(st)]
 
 
-def best_prediction(ctx: Context, stage) -> model.Prediction:
+def best_prediction(ctx: Context, stage, predictions: list | None = None) -> model.Prediction:
     """The model's fastest configuration of a stage at the headline shape, chosen by the model alone
     (not by a measurement), kept in ctx.predictions for the look-back. Among equal times: the fewest
-    loads per trip, then the smallest block."""
+    loads per trip, then the smallest block. `predictions`: _predictions' list, if made already."""
     st = get_stage(stage)
-    p = min(_predictions(ctx, st), key=lambda p: (p.ms, p.variant or 0, p.block))
+    p = min(predictions or _predictions(ctx, st), key=lambda p: (p.ms, p.variant or 0, p.block))
     ctx.predictions[st.name] = p
     return p
 
@@ -43,9 +43,11 @@ def predict_line(ctx: Context, stage, working: bool = False) -> None:
     many configurations tie there), and the term that sets it; with `working`, the model's working
     for that configuration (occupancy, the grid, bytes in flight, each wave)."""
     st = get_stage(stage)
-    p = best_prediction(ctx, st)
-    ties = sum(q.ms <= p.ms * (1 + TIE) for q in _predictions(ctx, st)) - 1
-    what = f"{p.block} threads" + (f", {st.variant_name} {p.variant}" if st.template and len(candidates(st)) > 6 else "")
+    predictions = _predictions(ctx, st)
+    p = best_prediction(ctx, st, predictions)
+    ties = sum(q.ms <= p.ms * (1 + TIE) for q in predictions) - 1
+    several = len({q.variant for q in predictions}) > 1  # the variant is part of the pick
+    what = f"{p.block} threads" + (f", {st.variant_name} {p.variant}" if st.template and several else "")
     pick = f"{ties} other configurations get the same time" if ties else "its fastest"
     print(f"model: {p.ms:.3f} ms at {what} ({pick}), bound by {p.bound}  [{ctx.label}]")
     if working:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from .. import results
-from ..measure.bench import bytes_moved
+from ..measure.timing import bytes_moved, gbps
 from ..results.table import stage_table
 
 STAGE_COLOR = {"naive": "#bbbbbb", "coalesced": "#8fb3d9", "vectorized": "#4f8fce",
@@ -26,7 +26,7 @@ def _gbps_err(r: dict, nbytes: float) -> tuple[float, float]:
     if r.get("q25_ms") is None or r.get("q75_ms") is None:
         return 0.0, 0.0
     g = r["GBps"]
-    return g - nbytes / (r["q75_ms"] * 1e-3) / 1e9, nbytes / (r["q25_ms"] * 1e-3) / 1e9 - g
+    return g - gbps(nbytes, r["q75_ms"]), gbps(nbytes, r["q25_ms"]) - g
 
 
 def plot_stages(doc: dict, upto: int | None = None, ax=None):
