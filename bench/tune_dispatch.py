@@ -26,7 +26,6 @@ import gemvlab as lab
 from gemvlab import dispatch
 from gemvlab.dispatch import tuning as T
 from gemvlab.dispatch.rule import rows_lanes
-from gemvlab.gpu.device import index_of
 from gemvlab.native import launch as native
 from gemvlab.native.build import build
 from gemvlab.native.kernel import encode
@@ -143,7 +142,7 @@ def _launch(name, plan, lda, A, B, extra):
     args = native.LaunchArgs(lda, plan.M, plan.K, plan.chunk, plan.splits, plan.block, plan.variant)
     C = torch.empty(plan.M, device=A.device)
     P = torch.empty(plan.M * plan.splits, device=A.device)
-    stream = native.stream(index_of(A.device))
+    stream = native.stream(A.device.index or 0)
 
     def launch():
         fn.check(fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), P.data_ptr(), ctypes.addressof(args), stream))

@@ -38,7 +38,7 @@ def make_launch(plan: Plan, lda: int, b_2d: bool, device, b_strided: bool = Fals
     """launch(A, B, out=None) -> C for inputs already checked to match `plan` (any plan of a
     compiled variant: the tuning script times plans the rule would not choose)."""
     M, K = plan.M, plan.K
-    index = gpu.index_of(device)
+    index = device.index if device.index is not None else torch.cuda.current_device()
     out_shape = (M, 1) if b_2d else (M,)
     if plan.kernel in ("none", "zeros"):
         def launch(A, B, out=None):

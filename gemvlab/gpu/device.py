@@ -35,16 +35,14 @@ class Device:
 _devices: dict = {}
 
 
-def index_of(device) -> int:
-    """A CUDA torch.device's index: its own, or the current device's for a plain "cuda"."""
-    import torch
-
-    return device.index if device.index is not None else torch.cuda.current_device()
-
-
 def for_tensor(device) -> Device:
     """The Device of a tensor's device: its GPU's, or for a CPU (or meta) tensor the recorded GPU's."""
-    key = index_of(device) if device.type == "cuda" else "recorded"
+    import torch
+
+    if device.type == "cuda":
+        key = device.index if device.index is not None else torch.cuda.current_device()
+    else:
+        key = "recorded"
     if key not in _devices:
         _devices[key] = Device.of(key) if key != "recorded" else Device.recorded()
     return _devices[key]

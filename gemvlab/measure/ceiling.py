@@ -12,7 +12,6 @@ from pathlib import Path
 import torch
 
 from .. import checks
-from ..gpu.device import index_of
 from ..native import launch as native
 from ..native.kernel import Kernel
 from .timing import gbps, time_round_robin
@@ -52,7 +51,8 @@ def launcher(A, block: int = 512, blocks: int | None = None, sink=None):
         checks.check_grid(M, READ_CEILING.name)
     sink = sink if sink is not None else torch.empty(1, device=A.device)
     fn = READ_CEILING.function()
-    args = (A.data_ptr(), A.data_ptr(), sink.data_ptr(), M, K, block, blocks, native.stream(index_of(A.device)))
+    index = A.device.index if A.device.index is not None else torch.cuda.current_device()
+    args = (A.data_ptr(), A.data_ptr(), sink.data_ptr(), M, K, block, blocks, native.stream(index))
 
     def launch():
         fn.check(fn(*args))

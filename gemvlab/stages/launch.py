@@ -13,9 +13,10 @@ import torch
 
 from .. import checks
 from ..gpu import occupancy
-from ..gpu.device import for_tensor, index_of
 from ..native import launch as native
 from . import Stage, get_stage
+
+_limits: dict = {}
 
 
 def check_fits(st: Stage, block: int, variant: int, limits: occupancy.SMLimits) -> None:
@@ -45,6 +46,10 @@ def check_inputs(A, B, stage, block: int, variant: int, out=None, require_cuda: 
     return M, K
 
 
+def _device_index(device) -> int:
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def prepare(A, B, stage="warp_shuffle", block: int | None = None, variant: int | None = None, out=None):
     """Check everything once and return (launch, C): calling launch() runs the kernel into C.
 
@@ -61,10 +66,13 @@ def prepare(A, B, stage="warp_shuffle", block: int | None = None, variant: int |
     elif K == 0:
         launch = C.zero_  # an empty sum
     else:
-        check_fits(st, block, variant, for_tensor(A.device).limits)
+        index = _device_index(A.device)
+        if index not in _limits:
+            _limits[index] = occupancy.limits_of_device(index)
+        check_fits(st, block, variant, _limits[index])
         fn = st.function()
         what = st.kernel_name(variant)
-        args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), M, K, block, variant, native.stream(index_of(A.device)))
+        args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), M, K, block, variant, native.stream(index))
 
         def launch():
             fn.check(fn(*args), what)

@@ -150,7 +150,6 @@ def _child(path: str) -> dict:
     import torch
 
     from ..api import gemv
-    from ..gpu.device import index_of
     from ..measure import ceiling
     from ..measure.accuracy import poisoned, random_inputs, reference, relative_error
     from ..measure.timing import time_round_robin
@@ -163,7 +162,7 @@ def _child(path: str) -> dict:
     A, B = random_inputs(spec.M, spec.K, seed=1, b_2d=False)
     ref = reference(A, B)
     C = poisoned(spec.M, A.device)
-    stream = native.stream(index_of(A.device))
+    stream = native.stream(A.device.index or 0)
     args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), spec.M, spec.K, spec.block, spec.variant, stream)
     where = f"on {torch.cuda.get_device_name()}, M = {spec.M:,}, K = {spec.K:,}"
     code = fn(*args)
@@ -175,12 +174,11 @@ def _child(path: str) -> dict:
         return {"status": "FAIL", "lines": [f"the kernel faulted: {str(e).splitlines()[0]}"]}
     if spec.reference == "gemv":
         ref_fn, name = (lambda: gemv(A, B)), "gemv (the dispatcher)"
-        Cr = gemv(A, B)
     else:
         ref_block = spec.reference_block or spec.block
-        ref_fn, Cr = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
-        ref_fn()
+        ref_fn, _ = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
         name = f"{spec.reference} ({ref_block} threads{f', variant {spec.variant}' if spec.variant else ''})"
+    Cr = gemv(A, B) if spec.reference == "gemv" else stages.run(A, B, spec.reference, ref_block, spec.variant or None)
     err, ref_err = relative_error(C, ref), relative_error(Cr, ref)
     tol = max(1e-5, 10 * ref_err)
     lines = [f"check {where}: relative error {err:.1e} against float64 ({name}: {ref_err:.1e}; allowed {tol:.0e})"]
