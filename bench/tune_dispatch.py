@@ -2,6 +2,11 @@
 
     python bench/tune_dispatch.py --out bench/results/h200-dispatch.csv   # on a GPU (about a minute)
     python bench/tune_dispatch.py --dry                                   # anywhere: list and build
+    python bench/tune_dispatch.py --decode --out bench/results/h200-decode.csv   # the decode rule's
+
+With --decode: the decode rule (gemvlab.decode.rule) at DECODE_SHAPES, each dtype and n, against
+plans that change its warps per block or loads per trip, and builds of decode_cores with other
+CORE_ROWS (an nvcc -D constant), beside torch.matmul and the read ceiling.
 
 For each shape (each near a decision of the rule, named by the tuning constant it probes), the
 rule's plan (gemvlab.dispatch.plan_for) and candidate plans that change one choice: the split
@@ -26,6 +31,7 @@ import gemvlab as lab
 from gemvlab import dispatch
 from gemvlab.dispatch import tuning as T
 from gemvlab.dispatch.rule import rows_lanes
+from gemvlab.gpu.device import Device
 from gemvlab.native import launch as native
 from gemvlab.native.build import build
 from gemvlab.native.kernel import encode
@@ -181,11 +187,131 @@ def measure(probe, M, K, extra, rounds=3) -> list[dict]:
     return rows
 
 
+#: (N, K) of the decode tuning: the decode-GEMV issue's shapes (LLM layers and vocabularies).
+DECODE_SHAPES = ((1024, 4096), (4096, 4096), (14_336, 4096), (4096, 14_336), (28_672, 8192), (8192, 28_672),
+                 (128_256, 4096), (151_936, 1024))
+
+
+def decode_candidates(plan, device):
+    """(name, plan, kernel build or None) for the decode rule's plan and its neighbours (those the
+    GPU can hold: a block's registers within the SM's)."""
+    from dataclasses import replace as swap
+
+    from gemvlab import decode
+    from gemvlab.decode import kernels as DK
+    from gemvlab.decode.rule import shared_bytes
+
+    out = [("rule", plan, None)]
+    args = list(decode.KERNELS[plan.kernel].arguments(plan.variant))
+    if plan.kernel == "decode_mma":
+        for warps in (1, 2, 4, 8, 16):
+            fits = decode.MMA.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, args[1])).blocks_per_sm
+            if fits and 32 * warps != plan.block:
+                out.append((f"warps={warps}", replace(plan, block=32 * warps), None))
+        code, nt, u = args
+        other = encode(code, nt, 12 - u)  # the other compiled loads per trip (4 <-> 8)
+        for warps in (1, 2, 4):
+            if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
+                out.append((f"U={12 - u} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
+    else:
+        for block in (64, 256):
+            out.append((f"{block} threads", replace(plan, block=block), None))
+        for rows in (2, 8):
+            defines = tuple((k, rows if k == "GEMV_CORE_ROWS" else v) for k, v in DK.DEFINES)
+            out.append((f"CORE_ROWS={rows}", plan, swap(decode.CORES, defines=defines)))
+    return out
+
+
+def decode_candidates_all():
+    """Every candidate's kernel build at one bf16 and one float32 plan (what --decode --dry builds)."""
+    import torch
+
+    from gemvlab import decode
+
+    out = []
+    for dtype, n in ((torch.bfloat16, 4), (torch.float32, 4)):
+        W, B = torch.empty(4096, 4096, dtype=dtype, device="meta"), torch.empty(n, 4096, dtype=dtype, device="meta").t()
+        plan, _ = decode.plan_for(W, B)
+        out += [(name, p, k or decode.KERNELS[p.kernel]) for name, p, k in decode_candidates(plan, Device.recorded())]
+    return out
+
+
+def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
+    import torch
+
+    from gemvlab import decode
+    from gemvlab.measure import ceiling
+    from gemvlab.measure import decode as md
+    from gemvlab.measure.accuracy import relative_error
+    from gemvlab.measure.timing import gbps, time_round_robin
+
+    W, B = md.inputs(N, K, n, dtype)
+    ref = md.reference(W, B)
+    plan, strides = decode.plan_for(W, B)
+    fns, errs, names = {}, {}, {}
+    for name, p, kernel in decode_candidates(plan, Device.of()):
+        launch = decode.make_launch(p, strides, (N, n), dtype, W.device, kernel=kernel)
+        errs[name] = relative_error(launch(W, B).float(), ref)
+        fns[name] = (lambda launch=launch: launch(W, B))
+        names[name] = f"{p.name}, {p.block} threads"
+    fns["torch.matmul"] = lambda: torch.matmul(W, B)
+    flat = W.view(torch.float32)
+    pick = ceiling.measure(flat, warmup_ms=5, rep_ms=20)
+    fns["read ceiling"] = ceiling.launcher(flat, pick["block"], pick["variant"])
+    timed = time_round_robin(fns, rounds=rounds, warmup_ms=5, rep_ms=30)
+    moved = md.bytes_moved(N, K, n, dtype)
+    return [{"N": N, "K": K, "n": n, "dtype": str(dtype).removeprefix("torch."), "candidate": name,
+             "plan": names.get(name, ""), "ms": round(t.ms, 5), "q25_ms": round(t.q25_ms, 5),
+             "q75_ms": round(t.q75_ms, 5), "launches": t.n, "vs_rule": round(timed["rule"].ms / t.ms, 4),
+             "GBps": round(gbps(W.numel() * W.element_size() if name == "read ceiling" else moved, t.ms), 1),
+             "rel_err": errs.get(name)} for name, t in timed.items()]
+
+
+def tune_decode(out: str) -> int:
+    import torch
+
+    rows = []
+    cases = [(N, K, n, torch.bfloat16) for N, K in DECODE_SHAPES for n in (1, 2, 4, 8, 16)]
+    cases += [(N, K, n, torch.float32) for N, K in DECODE_SHAPES[1:5] for n in (2, 4, 8, 16)]
+    for N, K, n, dtype in cases:
+        got = measure_decode(N, K, n, dtype)
+        torch.cuda.empty_cache()
+        rows += got
+        rule = next(r for r in got if r["candidate"] == "rule")
+        best = min((r for r in got if r["plan"]), key=lambda r: r["ms"])
+        peer = {r["candidate"]: r["ms"] for r in got}
+        print(f"{N:>7} x {K:<6} n={n:<2} {rule['dtype']:<8} rule {rule['plan']:<34} {rule['ms']:.4f} ms "
+              f"({peer['torch.matmul'] / rule['ms']:.2f}x torch, {peer['read ceiling'] / rule['ms']:.2f} of ceiling); "
+              f"fastest {best['candidate']} {best['ms']:.4f} ({best['vs_rule']:.3f}x)", flush=True)
+    write_rows(out, rows, "gemvlab's decode rule against one change at a time")
+    return 0
+
+
+def write_rows(out: str, rows: list, what: str) -> None:
+    import torch
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="") as f:
+        f.write(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, {what}; median and quartiles of "
+                "event-timed launches, L2 flushed by reading, round-robin\n")
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {out}: {len(rows)} rows")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="bench/results/h200-dispatch.csv")
     p.add_argument("--dry", action="store_true", help="no GPU: list each shape's candidates and build them")
+    p.add_argument("--decode", action="store_true", help="the decode rule (bf16, fp16, several vectors)")
     a = p.parse_args(argv)
+    if a.decode:
+        if a.dry:
+            for _, _, kernel in decode_candidates_all():
+                kernel.build()
+            return 0
+        return tune_decode(a.out if a.out != "bench/results/h200-dispatch.csv" else "bench/results/h200-decode.csv")
     extra = tune_library()
     if a.dry:
         device = dispatch.Device.recorded()
@@ -205,14 +331,7 @@ def main(argv=None) -> int:
         best = min((r for r in rows if r["M"] == M and r["K"] == K and r["plan"]), key=lambda r: r["ms"])
         print(f"{probe:<22} {M:>10,} x {K:<11,} rule {rule['plan']:<34} {rule['ms']:.4f} ms; fastest "
               f"{best['candidate']} {best['ms']:.4f} ms ({best['vs_rule']:.3f}x)", flush=True)
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(a.out, "w", newline="") as f:
-        f.write(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, gemvlab's rule against one change "
-                "at a time; median and quartiles of event-timed launches, L2 flushed by reading, round-robin\n")
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    print(f"wrote {a.out}: {len(rows)} rows")
+    write_rows(a.out, rows, "gemvlab's rule against one change at a time")
     return 0
 
 

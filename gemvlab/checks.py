@@ -133,3 +133,73 @@ def check_out(out, M: int, device) -> None:
         raise GemvInputError(f"out must be a contiguous tensor of {M} elements; got {_describe(out)}")
     if out.device != device:
         raise GemvInputError(f"out is on {out.device} but A on {device}: allocate it on {device}")
+
+
+#: What the decode path (gemvlab.decode) reads: W and B of one of these dtypes, the same for both.
+DECODE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+#: The most vectors B may hold (B is (K, n)); more is a matrix multiply, torch.matmul's job.
+MAX_VECTORS = 16
+
+
+def decode_operands(A, B, *, require_cuda: bool = True) -> tuple[int, int, int, int, int, int]:
+    """Check W = A (N, K) and B (K,), (K, 1) or (K, n), 1 <= n <= MAX_VECTORS, of one dtype of
+    DECODE_DTYPES, for the decode kernels; returns (N, K, n, lda, ldb, ldv): A's row stride and B's
+    stride from one k to the next and from one vector to the next, in elements. B may have any
+    strides (contiguous (K, n), or x.t() for an activation x of shape (n, K))."""
+    for name, t in (("A", A), ("B", B)):
+        if not isinstance(t, torch.Tensor):
+            raise GemvInputError(f"{name} is a {type(t).__name__}, not a torch.Tensor: "
+                                 f"pass torch.as_tensor({name}, device='cuda')")
+    for name, t in (("A", A), ("B", B)):
+        if t.dtype not in DECODE_DTYPES:
+            kind = "integer" if not (t.dtype.is_floating_point or t.dtype.is_complex) else str(t.dtype)
+            raise GemvInputError(
+                f"{name} is {t.dtype}; gemvlab reads float32, bfloat16 or float16. Quantized ({kind}) weights "
+                f"need their own kernel: dequantize first, e.g. {name} = ({name}.to(torch.bfloat16) * scale), "
+                f"or convert: {name} = {name}.to(torch.bfloat16)")
+    if A.dtype != B.dtype:
+        raise GemvInputError(f"A is {A.dtype} and B is {B.dtype}; gemvlab reads both in one dtype and "
+                             f"returns C in it. Convert B: B = B.to(A.dtype)")
+    if A.dim() != 2:
+        raise GemvInputError(f"A must be a 2-D matrix (N, K); got {A.dim()}-D, {_describe(A)}")
+    N, K = A.shape
+    if B.dim() not in (1, 2) or B.shape[0] != K:
+        raise GemvInputError(f"B must have shape ({K},), ({K}, 1) or ({K}, n) to match A's K = {K}; "
+                             f"got {tuple(B.shape)}")
+    n = 1 if B.dim() == 1 else B.shape[1]
+    if not 1 <= n <= MAX_VECTORS:
+        raise GemvInputError(
+            f"B holds {n} vectors; gemvlab.gemv takes 1 to {MAX_VECTORS} (a GEMV reads A once for a few "
+            f"vectors). For more, call it on chunks of at most {MAX_VECTORS} columns, or use torch.matmul "
+            f"(a GEMM)" if n else f"B has no vectors (shape {tuple(B.shape)}): pass at least one column")
+    if A.device != B.device:
+        raise GemvInputError(f"A is on {A.device} and B on {B.device}; a kernel runs on one GPU and reads "
+                             f"both from its memory. Put both on the same GPU: A, B = A.cuda(), B.cuda()")
+    if require_cuda:
+        for name, t in (("A", A), ("B", B)):
+            if t.device.type != "cuda":
+                raise GemvInputError(not_on_gpu_message(name, t.device))
+    if K > 1 and N > 1 and A.stride(1) != 1:
+        raise GemvInputError(
+            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
+            f"the kernels read each row as adjacent elements. Pass A.contiguous() (a copy)")
+    lda = A.stride(0) if N > 1 else K
+    ldb = B.stride(0) if K > 1 else 1
+    ldv = B.stride(1) if B.dim() == 2 and n > 1 else K
+    return N, K, n, lda, ldb, ldv
+
+
+def check_decode_out(out, shape: tuple, dtype, device) -> None:
+    """The decode path's out=: a contiguous tensor of C's elements, in A's dtype, on A's GPU."""
+    if out is None:
+        return
+    if not isinstance(out, torch.Tensor) or out.dtype != dtype:
+        raise GemvInputError(f"out must be a {dtype} tensor (C has A's dtype): torch.empty({shape}, "
+                             f"dtype={dtype}, device=A.device)")
+    count = 1
+    for s in shape:
+        count *= s
+    if out.numel() != count or not out.is_contiguous():
+        raise GemvInputError(f"out must be a contiguous tensor of {count} elements, shape {shape}; got {_describe(out)}")
+    if out.device != device:
+        raise GemvInputError(f"out is on {out.device} but A on {device}: allocate it on {device}")

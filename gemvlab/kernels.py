@@ -1,5 +1,5 @@
 """Every kernel gemvlab builds, in one list: the stages (and stage 4's step), the dispatcher's, and
-the yardsticks. For the build report, the record's resource tables and the occupancy checks.
+the decode kernels, the yardsticks. For the build report, the record's resource tables and the occupancy checks.
 
     lab.build_all()["multirow"].resources["gemv_multirow<8>"].registers
     lab.resources("warp_shuffle", 4)
@@ -8,6 +8,7 @@ the yardsticks. For the build report, the record's resource tables and the occup
 from __future__ import annotations
 
 from .checks import GemvInputError
+from .decode.kernels import KERNELS as DECODE_KERNELS
 from .dispatch.kernels import KERNELS as DISPATCH_KERNELS
 from .measure.ceiling import READ_CEILING
 from .measure.latency import MEMORY_LATENCY
@@ -16,7 +17,8 @@ from .native.kernel import Kernel
 from .stages import STAGES, STEPS, Stage
 from .stages import get_stage as _stage
 
-ALL_KERNELS = STAGES + STEPS + (READ_CEILING,) + tuple(DISPATCH_KERNELS.values()) + (MEMORY_LATENCY,)
+ALL_KERNELS = (STAGES + STEPS + (READ_CEILING,) + tuple(DISPATCH_KERNELS.values()) + tuple(DECODE_KERNELS.values())
+               + (MEMORY_LATENCY,))
 
 
 def get_stage(stage) -> Kernel:

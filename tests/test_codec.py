@@ -7,12 +7,15 @@ import re
 
 import pytest
 
-from gemvlab.dispatch import KERNELS
+from gemvlab.decode import kernels as decode_kernels
+from gemvlab.dispatch import KERNELS as DISPATCH
 from gemvlab.dispatch import kernels as dk
 from gemvlab.native import kernel as nk
 from gemvlab.native import launch
 
-MACROS = {"split_k": "GEMV_SPLIT", "rows_per_warp": "GEMV_G", "row_tiles": "GEMV_TILE"}
+KERNELS = {**DISPATCH, **decode_kernels.KERNELS}
+MACROS = {"split_k": "GEMV_SPLIT", "rows_per_warp": "GEMV_G", "row_tiles": "GEMV_TILE", "decode_mma": "GEMV_MMA",
+          "decode_cores": "GEMV_CORES"}
 
 
 def test_encode_and_decode_are_inverse():
@@ -39,14 +42,15 @@ def test_each_cu_instantiates_exactly_the_compiled_variants(name):
 
 def test_the_cu_files_take_their_shared_numbers_from_the_build():
     """No .cu defines a number Python also holds: each reads the GEMV_* macro passed with -D."""
-    flags = dict(dk.DEFINES)
     for kernel in KERNELS.values():
+        defines = decode_kernels.DEFINES if kernel.name in decode_kernels.KERNELS else dk.DEFINES
+        flags = dict(defines)
         text = kernel.source() + "".join(kernel.headers().values())
         for macro in re.findall(r"\bGEMV_[A-Z0-9_]+\b", text):
-            if macro in ("GEMV_VARIANT", "GEMV_ARG", *MACROS.values()):
+            if macro in ("GEMV_VARIANT", "GEMV_VARIANT4", "GEMV_ARG", *MACROS.values()):
                 continue
             assert macro in flags, (kernel.name, macro)
-        assert kernel.flags() == [f"-D{k}={v}" for k, v in dk.DEFINES]
+        assert kernel.flags() == [f"-D{k}={v}" for k, v in defines]
     assert not re.search(r"constexpr int \w+ = \d", KERNELS["row_tiles"].source())
 
 

@@ -7,6 +7,12 @@ import json
 import sys
 
 
+def torch_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def cmd_build(args) -> int:
     from ..measure import ceiling
     from ..stages import STAGES
@@ -47,6 +53,15 @@ def cmd_record(args) -> int:
     from ..results.record import record
     from ..results.studies import HEADLINE, SHAPES
 
+    if args.decode:  # the decode study alone, added to a copy of a results file (the recorded one by default)
+        from .. import results
+        from ..results import decode
+
+        if not torch_cuda():
+            raise SystemExit("gemvlab record --decode needs a CUDA GPU")
+        doc = results.load(args.file)
+        decode.record(doc, save=lambda d: results.save(d, args.out))
+        return 0
     if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
         record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),
                pitfalls=not args.no_pitfalls, explorer=((16, 65536), (4096, 4096)), counters=False)
@@ -61,6 +76,12 @@ def cmd_table(args) -> int:
     from .. import results
     from ..results.table import format_shapes, format_table, json_rows, shape_rows
 
+    if args.decode:  # the decode study: recorded (a live one is `record --decode`)
+        from ..results import decode
+
+        doc = results.load(args.file)
+        print(json.dumps(decode.rows(doc), indent=1) if args.json else decode.format_rows(doc))
+        return 0
     if args.shapes:  # the shape sweep and the explorer grid: recorded (a live one is `record`)
         doc = results.load(args.file)
         print(json.dumps(shape_rows(doc), indent=1) if args.json else format_shapes(doc, kernels=None if args.all else
@@ -96,6 +117,9 @@ def main(argv=None) -> int:
     rec.add_argument("--out", default="gemvlab-record.json", help="where to write (default %(default)s)")
     rec.add_argument("--no-pitfalls", action="store_true", help="skip the pitfall demos")
     rec.add_argument("--quick", action="store_true", help="small shapes only: check the pipeline works")
+    rec.add_argument("--decode", action="store_true", help="the decode study alone (bf16, fp16, several vectors), "
+                     "added to a copy of --file (default: the recorded file)")
+    rec.add_argument("--file", default=None, help="with --decode: the results file to add it to")
     tab = sub.add_parser("table", help="the stage table: live on a GPU, recorded otherwise")
     tab.add_argument("--json", action="store_true", help="the headline rows as a JSON list")
     tab.add_argument("--recorded", action="store_true", help="show the recorded file even on a GPU")
@@ -103,6 +127,7 @@ def main(argv=None) -> int:
     tab.add_argument("--shapes", action="store_true", help="one row per (shape, kernel) of the shape sweep and "
                                                            "the explorer grid: gemv, torch.matmul, the read ceiling")
     tab.add_argument("--all", action="store_true", help="with --shapes: the stages too")
+    tab.add_argument("--decode", action="store_true", help="one row per (N, K, n, dtype, kernel) of the decode study")
     kb = sub.add_parser("kernelbench", help="write a KernelBench level 1 problem 4 solution running a stage "
                                             "(to stdout), or --check one on a GPU")
     kb.add_argument("--stage", default="warp_shuffle", help="a stage name or 1 to 5 (default %(default)s)")

@@ -1,5 +1,5 @@
-"""``python -m gemvlab selftest``: every compiled dispatcher variant on small inputs of every
-layout, checked against float64. Small on purpose: it is what compute-sanitizer (memcheck,
+"""``python -m gemvlab selftest``: every compiled dispatcher variant, the decode kernels' included,
+on small inputs of every layout, checked against float64. Small on purpose: it is what compute-sanitizer (memcheck,
 racecheck) runs in the GPU tests, where every access is checked and a launch is slow."""
 
 from __future__ import annotations
@@ -48,6 +48,43 @@ def main() -> int:
                 if not err < 1e-5:
                     print(f"FAIL {plan.name} M={M} K={K} offset={offset}: {err:.2e}")
                     return 1
+    decoded = decode_cases(device)
+    if decoded < 0:
+        return 1
+    count += decoded
     torch.cuda.synchronize()
     print(f"selftest ok: {count} launches, worst relative error {worst:.1e}")
     return 0
+
+
+def decode_cases(device) -> int:
+    """Every compiled decode variant at small shapes (a partial tile, a K tail), on aligned and
+    unaligned rows, B contiguous (copied) and as an activation's transpose; the launches made, or
+    -1 after printing the first failure."""
+    from ..decode import KERNELS, choose, make_launch
+    from ..decode.kernels import DTYPE_CODES
+    from ..measure.accuracy import relative_error
+    from ..measure.decode import error_bound, reference
+
+    dtypes = {c: t for t, c in DTYPE_CODES.items()}
+    count = 0
+    for kernel in KERNELS.values():
+        for v in kernel.variants:
+            args = kernel.arguments(v)
+            dtype = dtypes[args[0]]
+            n = max(1, (8 * args[1] if kernel.name == "decode_mma" else args[1]) - 1)
+            for aligned, N, K in ((True, 37, 200), (False, 37, 203), (True, 3, 4104)):
+                W = torch.rand(N, K + 8, device="cuda").to(dtype)[:, (0 if aligned else 1):][:, :K]
+                B = (torch.rand(n, K, device="cuda").to(dtype).t() if aligned else
+                     torch.rand(K, n, device="cuda").to(dtype))
+                plan = choose(N, K, n, dtype, W.stride(0), W.data_ptr() % 16, B.stride(0), B.stride(1),
+                              B.data_ptr() % 16, device)
+                for block in (32, 128):
+                    p = type(plan)(**{**plan.__dict__, "kernel": kernel.name, "variant": v, "block": block})
+                    C = make_launch(p, (W.stride(0), B.stride(0), B.stride(1)), (N, n), dtype, W.device)(W, B)
+                    err = relative_error(C.float(), reference(W, B))
+                    count += 1
+                    if not err <= error_bound(dtype, K):
+                        print(f"FAIL {kernel.kernel_name(v)} N={N} K={K} n={n} block={block}: {err:.2e}")
+                        return -1
+    return count

@@ -13,6 +13,7 @@ import ctypes
 import torch
 
 from .. import checks
+from ..decode import launch as decode
 from ..gpu import device as gpu
 from ..native import launch as native
 from .kernels import KERNELS
@@ -86,7 +87,10 @@ def launcher(A, B):
 
 
 def run(A, B, out=None):
-    """gemv without the autograd check: what the custom op (gemvlab.dispatch.ops) calls."""
+    """gemv without the autograd check: what the custom op (gemvlab.dispatch.ops) calls. bf16,
+    fp16 and several vectors go to gemvlab.decode, float32 with one vector to the kernels here."""
+    if decode.takes(A, B):
+        return decode.run(A, B, out)
     launch = launcher(A, B)
     if out is not None:
         checks.check_out(out, A.shape[0], A.device)
@@ -97,6 +101,8 @@ def run(A, B, out=None):
 def explain(A, B) -> str:
     """Which kernel gemv(A, B) launches, how, and why; A and B may be on the CPU (the rule then
     uses the recorded GPU's SM count, L2 and limits)."""
+    if decode.takes(A, B):
+        return decode.explain(A, B)
     plan, _ = plan_for(A, B)
     device = gpu.for_tensor(A.device)
     where = f"on this {device.name}" if A.device.type == "cuda" else f"on the recorded {device.name}"

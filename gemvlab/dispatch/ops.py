@@ -18,14 +18,14 @@ from .launch import run
 
 @torch.library.custom_op("gemvlab::gemv", mutates_args=())
 def gemv_op(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """C = A @ B with the kernel gemvlab's dispatcher picks; (M,) for B (K,), (M, 1) for B (K, 1)."""
+    """C = A @ B with the kernel gemvlab's dispatcher picks; (M,) for B (K,), (M, n) for B (K, n)."""
     return run(A, B)
 
 
 @gemv_op.register_fake
 def _(A, B):
     M = A.shape[0]
-    return A.new_empty((M, 1) if B.dim() == 2 else (M,))
+    return A.new_empty((M, B.shape[1]) if B.dim() == 2 else (M,))
 
 
 def _setup_context(ctx, inputs, output):
@@ -35,8 +35,8 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, grad):
     A, B = ctx.saved_tensors
-    g = grad.reshape(-1)
-    grad_A = torch.outer(g, B.reshape(-1)) if ctx.needs_input_grad[0] else None
+    g = grad.reshape(A.shape[0], -1)  # (M, n)
+    grad_A = g @ B.reshape(A.shape[1], -1).t() if ctx.needs_input_grad[0] else None
     grad_B = (A.t() @ g).reshape(B.shape) if ctx.needs_input_grad[1] else None
     return grad_A, grad_B
 

@@ -19,6 +19,7 @@ import time
 import torch
 
 from ..api import gemv
+from ..decode import launch as decode
 from ..dispatch import launch as dispatch
 from .accuracy import random_inputs
 from .timing import event_times
@@ -35,13 +36,18 @@ def _host_us(fn, n: int) -> float:
     return host
 
 
-def measure(M: int = 4096, K: int = 4096, n: int = 200) -> dict:
+def measure(M: int = 4096, K: int = 4096, n: int = 200, dtype=None, vectors: int = 0) -> dict:
     """Median us of: the launch alone (the plan made beforehand; recorded as `kernel_us`), the
     whole gemv call, torch.matmul; and the host time of a call. `added_us` is the median of the
-    paired differences, a gemv call minus the launch alone just before it."""
-    A, B = random_inputs(M, K)
+    paired differences, a gemv call minus the launch alone just before it. `dtype`, `vectors`: a
+    decode call instead (W in that dtype, B as x.t() for an activation x of `vectors` rows)."""
+    if dtype is None:
+        A, B = random_inputs(M, K)
+    else:
+        A = torch.rand(M, K, device="cuda").to(dtype)
+        B = torch.rand(vectors, K, device="cuda").to(dtype).t() if vectors else torch.rand(K, device="cuda").to(dtype)
     gemv(A, B)  # builds, loads and caches the plan: the first call is not what is measured
-    launch = dispatch.launcher(A, B)
+    launch = decode.launcher(A, B) if decode.takes(A, B) else dispatch.launcher(A, B)
     fns = {"kernel": lambda: launch(A, B), "gemv": lambda: gemv(A, B), "torch.matmul": lambda: torch.matmul(A, B)}
     for fn in fns.values():
         fn()
@@ -51,7 +57,7 @@ def measure(M: int = 4096, K: int = 4096, n: int = 200) -> dict:
             times[name] += [ms * 1e3 for ms in event_times(fn, 1, idle=True)]
     med = {k: statistics.median(v) for k, v in times.items()}
     paired = statistics.median(g - k for g, k in zip(times["gemv"], times["kernel"]))
-    return {"M": M, "K": K, "kernel_us": med["kernel"], "gemv_us": med["gemv"], "torch_us": med["torch.matmul"],
+    return {"M": M, "K": K, "dtype": str(A.dtype).removeprefix("torch."), "vectors": vectors, "kernel_us": med["kernel"], "gemv_us": med["gemv"], "torch_us": med["torch.matmul"],
             "added_us": paired, "host_us_per_call": _host_us(fns["gemv"], n),
             "torch_host_us_per_call": _host_us(fns["torch.matmul"], n), "n": len(times["gemv"]),
             "plan": launch.plan.name}

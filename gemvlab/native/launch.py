@@ -39,7 +39,8 @@ class LaunchArgs(ctypes.Structure):
 
     _fields_ = [("lda", ctypes.c_longlong), ("M", ctypes.c_longlong), ("K", ctypes.c_longlong),
                 ("chunk", ctypes.c_longlong), ("splits", ctypes.c_int), ("block", ctypes.c_int),
-                ("variant", ctypes.c_int)]
+                ("variant", ctypes.c_int), ("ldb", ctypes.c_longlong), ("ldv", ctypes.c_longlong),
+                ("ldc", ctypes.c_longlong), ("ldcv", ctypes.c_longlong), ("n", ctypes.c_int), ("vec", ctypes.c_int)]
 
 
 def header_fields() -> list[tuple[str, str]]:

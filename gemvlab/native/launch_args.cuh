@@ -1,4 +1,5 @@
-// What the dispatcher's launchers (split_k.cu, rows_per_warp.cu, row_tiles.cu) take besides
+// What the dispatcher's launchers (split_k.cu, rows_per_warp.cu, row_tiles.cu, and the decode
+// kernels decode_mma.cu, decode_cores.cu) take besides
 // pointers: a plan's fixed numbers in one struct, built once per plan by gemvlab.native.launch
 // (LaunchArgs there has the same fields in the same order; a test compares them), and the
 // variant codec that packs a kernel's template arguments into one int.
@@ -12,6 +13,8 @@
 // bits each, the first lowest.
 #define GEMV_VARIANT(a, b, c) ((a) | ((b) << GEMV_VARIANT_BITS) | ((c) << (2 * GEMV_VARIANT_BITS)))
 // Template argument i (0, 1, 2) of a packed variant.
+// Four template arguments packed the same way (the decode kernels).
+#define GEMV_VARIANT4(a, b, c, d) (GEMV_VARIANT(a, b, c) | ((d) << (3 * GEMV_VARIANT_BITS)))
 #define GEMV_ARG(variant, i) (((variant) >> ((i) * GEMV_VARIANT_BITS)) & ((1 << GEMV_VARIANT_BITS) - 1))
 
 struct LaunchArgs {
@@ -22,4 +25,12 @@ struct LaunchArgs {
     int splits;       // split_k: stretches per row
     int block;        // threads per block
     int variant;      // the kernel's template arguments, GEMV_VARIANT(...)
+    // The decode kernels (several vectors): element (k, j) of B is B[k * ldb + j * ldv], and
+    // element (row, j) of C is C[row * ldc + j * ldcv], for n vectors j = 0 .. n - 1.
+    long long ldb;
+    long long ldv;
+    long long ldc;
+    long long ldcv;
+    int n;
+    int vec;          // the decode kernels' load path: 3, W and B in 16-byte loads; 0, element by element
 };

@@ -124,7 +124,27 @@ def validate(doc: dict) -> dict:
         else:
             need(row["note"], f"runs[{i}] is {row['status']} but says not why")
     need(isinstance(doc.get("resources"), dict), "resources must map stage -> kernel -> report")
+    if doc.get("decode") is not None:
+        validate_decode(doc["decode"])
     return doc
+
+
+#: The decode study's rows (gemvlab.results.decode): one per (N = M, K, n, dtype, kernel).
+DECODE_ROW_KEYS = ("M", "K", "n", "dtype", "kernel", "ms", "q1", "q3", "GBps", "vs_torch", "vs_ceiling", "chosen",
+                   "rel_err", "bound", "set")
+DECODE_KERNELS = ("gemv", "torch.matmul", "torch.compile", "read ceiling")
+
+
+def validate_decode(d: dict) -> None:
+    """Raise SchemaError where a results file's "decode" section departs from its schema."""
+    if not isinstance(d.get("rows"), list):
+        raise SchemaError("decode.rows must be a list")
+    for i, r in enumerate(d["rows"]):
+        missing = set(DECODE_ROW_KEYS) - set(r)
+        if missing:
+            raise SchemaError(f"decode.rows[{i}] lacks {sorted(missing)}")
+        if r["kernel"] not in DECODE_KERNELS or not (isinstance(r["ms"], (int, float)) and r["ms"] > 0):
+            raise SchemaError(f"decode.rows[{i}] has an unknown kernel or no time")
 
 
 def load(path=None) -> dict:

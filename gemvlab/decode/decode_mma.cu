@@ -1,0 +1,176 @@
+// Decode kernel on tensor cores: C = W B for bf16 or fp16 W (N x K) and 1 to 16 vectors B (K x n),
+// summed in fp32 by mma.sync (sm_80 and later).
+//
+// Why: a decode step reads all of W for a handful of vectors, so its time is W's bytes over the
+// memory's bandwidth, and a second to fourth vector should cost almost nothing. On CUDA cores each
+// vector adds a multiply-add per weight; at 16 vectors that is more arithmetic per byte than an
+// H200's CUDA cores do at memory speed. One mma.sync.m16n8k16 multiplies a 16 x 16 tile of W by a
+// 16 x 8 tile of B: 2,048 multiply-adds in one warp instruction, with no conversion of W to float.
+//
+// The layout trick: a dot product does not care in which order it meets its K terms, only that each
+// element of W meets the element of B at the same k. So each lane loads 16 contiguous bytes (8
+// elements) of its rows and of its vector, and hands them to the mma as the elements the fragment
+// layout puts in that lane. Lane (g = lane / 4, t = lane % 4) loads elements k .. k + 7, with
+// k = base + 32 u + 8 t, of W's rows g and g + 8 and of vector g (and g + 8 when n > 8): the first
+// mma takes elements 0-3 of each, the second 4-7. In the PTX ISA's m16n8k16 layout, a lane holds
+// A's columns 2t, 2t+1, 2t+8, 2t+9 and B's rows with the same numbers, so every product still pairs
+// W and B at the same k. Four lanes read 64 contiguous bytes of a row: whole 32-byte sectors.
+//
+// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8); the warps of a block
+// split K between them and add their sums in shared memory in a fixed order. Rows past N and
+// vectors past n are not written.
+//
+// Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
+// offsets are 64-bit; the order of additions is fixed, so the same inputs give the same bits.
+#include "elements.cuh"
+
+// acc += A (16 x 16, four registers of two elements) times B (16 x 8, two registers), in fp32.
+template <int CODE>
+__device__ __forceinline__ void mma16816(float acc[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                         unsigned b0, unsigned b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (CODE == 2) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+#else
+    __trap();  // no bf16 mma before sm_80: the rule picks decode_cores there
+#endif
+}
+
+// The two mma.sync of one load: rows g and g + 8 (lo, hi) times vector g of n-tile nt (v).
+template <int CODE>
+__device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4 v) {
+    mma16816<CODE>(acc, lo.x, hi.x, lo.y, hi.y, v.x, v.y);  // elements 0-3
+    mma16816<CODE>(acc, lo.z, hi.z, lo.w, hi.w, v.z, v.w);  // elements 4-7
+}
+
+// One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
+// all issued before the mma.sync that consume them. Even and odd u add into separate sums (acc[0],
+// acc[1]), so two chains of dependent mma.sync run side by side.
+template <int CODE, int NT, int U>
+__device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
+                                     const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {
+    uint4 wr[2][U], xr[NT][U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const long long k = base + 32 * u + 8 * t;
+        wr[0][u] = load16<CODE, true, true>(w[0] + k, 1);
+        wr[1][u] = load16<CODE, true, true>(w[1] + k, 1);
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) xr[nt][u] = load16<CODE, true, false>(x[nt] + k, 1);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_pair<CODE>(acc[u & 1][nt], wr[0][u], wr[1][u], xr[nt][u]);
+}
+
+// A trip element by element, one load at a time (few registers): for the row's last, partial trip,
+// where elements past K load as zeros, and for rows or vectors that are not 16-byte aligned.
+template <int CODE, int NT, int U>
+__device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
+                                             const typename Elem<CODE>::T* const (&x)[NT], long long base,
+                                             long long K, long long ldb, int t) {
+#pragma unroll 1
+    for (int u = 0; u < U; ++u) {
+        const long long k = base + 32 * u + 8 * t;
+        const uint4 lo = load16_tail<CODE>(w[0] + k, K - k, 1), hi = load16_tail<CODE>(w[1] + k, K - k, 1);
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma_pair<CODE>(acc[u & 1][nt], lo, hi, load16_tail<CODE>(x[nt] + k * ldb, K - k, ldb));
+    }
+}
+
+// CODE: 1 fp16, 2 bf16. NT: n-tiles of 8 vectors (1 for n <= 8, 2 for n <= 16). U: 16-byte loads
+// per row per lane per trip. The load path is a.vec, the same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned and
+// B's vectors are contiguous (ldb == 1), else 0.
+template <int CODE, int NT, int U>
+__global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
+                                typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
+    using T = typename Elem<CODE>::T;
+    constexpr long long STEP = 32LL * U;  // elements of K in one trip
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const long long N = a.M, K = a.K, row0 = (long long)blockIdx.x * 16;
+
+    // Rows past N read row N - 1, and vectors past n read vector n - 1: their products land only
+    // in elements of C past N or n, which are never written. So no trip checks a row or a vector.
+    const T* w[2] = {W + min(row0 + g, N - 1) * a.lda, W + min(row0 + 8 + g, N - 1) * a.lda};
+    const T* x[NT];  // vector 8 nt + g
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) x[nt] = X + (long long)min(8 * nt + g, a.n - 1) * a.ldv;
+
+    float sums[2][NT][4] = {};
+    long long base = STEP * warp;
+    if (a.vec == 3) {
+        const long long whole = K / STEP * STEP;  // K's elements in whole trips
+        for (; base < whole; base += STEP * warps) trip<CODE, NT, U>(sums, w, x, base, t);
+        if (base < K) trip_checked<CODE, NT, U>(sums, w, x, base, K, 1, t);  // the partial trip: this warp's turn
+    } else {
+        for (; base < K; base += STEP * warps) trip_checked<CODE, NT, U>(sums, w, x, base, K, a.ldb, t);
+    }
+    constexpr int PER_LANE = NT * 4;
+    float acc[PER_LANE];
+#pragma unroll
+    for (int i = 0; i < PER_LANE; ++i) acc[i] = (&sums[0][0][0])[i] + (&sums[1][0][0])[i];
+
+    if (warps > 1) {  // add the warps' sums in shared memory, warp 0 + warp 1 + ... in that order
+        extern __shared__ float shared[];  // [warps][PER_LANE][32]
+        float* mine = shared + (long long)warp * PER_LANE * 32 + lane;
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) mine[32 * i] = acc[i];
+        __syncthreads();
+        if (warp) return;
+        for (int other = 1; other < warps; ++other)
+#pragma unroll
+            for (int i = 0; i < PER_LANE; ++i) acc[i] += shared[((long long)other * PER_LANE + i) * 32 + lane];
+    }
+    // Lane (g, t) holds rows g (acc[4 nt + 0, 1]) and g + 8 (acc[4 nt + 2, 3]), vectors 8 nt + 2 t + 0, 1.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        const long long r = row0 + 8 * h + g;
+        if (r >= N) continue;
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                const int j = 8 * nt + 2 * t + i;
+                if (j < a.n) C[r * a.ldc + j * a.ldcv] = from_float<T>(acc[4 * nt + 2 * h + i]);
+            }
+    }
+}
+
+// variant: GEMV_VARIANT(CODE, NT, U). block: 32 to 1024 threads, a multiple of 32; grid: one block
+// per 16 rows. Shared memory: the warps' sums when there are several.
+extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
+                                 cudaStream_t stream) {
+    (void)partials;
+    const int block = p->block, variant = p->variant;
+    const int NT = GEMV_ARG(variant, 1);
+    if (block < 32 || block > 1024 || block % 32 || NT < 1 || p->n < 1 || p->n > 8 * NT ||
+        (p->vec != 0 && p->vec != 3))
+        return (int)cudaErrorInvalidValue;
+    const long long tiles = (p->M + 15) / 16;
+    if (tiles > 2147483647LL) return (int)cudaErrorInvalidValue;
+    const size_t shared = block > 32 ? (size_t)(block / 32) * NT * 4 * 32 * sizeof(float) : 0;
+    switch (variant) {
+#define GEMV_MMA(code, nt, u)                                                                               \
+    case GEMV_VARIANT(code, nt, u):                                                                         \
+        gemv_decode_mma<code, nt, u><<<(unsigned)tiles, block, shared, stream>>>(                              \
+            (const Elem<code>::T*)W, (const Elem<code>::T*)X, (Elem<code>::T*)C, *p);                      \
+        break;
+        // the instantiations: gemvlab.decode.kernels.MMA_COMPILED
+        GEMV_MMA(1, 1, 4) GEMV_MMA(1, 1, 8) GEMV_MMA(1, 2, 4) GEMV_MMA(1, 2, 8)
+        GEMV_MMA(2, 1, 4) GEMV_MMA(2, 1, 8) GEMV_MMA(2, 2, 4) GEMV_MMA(2, 2, 8)
+#undef GEMV_MMA
+        default: return (int)cudaErrorInvalidValue;
+    }
+    return (int)cudaGetLastError();
+}

@@ -1,0 +1,137 @@
+"""The decode rule: which kernel and launch gemvlab.gemv(W, B) uses for bf16, fp16 or several
+vectors, as a pure function of numbers (N, K, n, dtype, alignment, SM count, L2 size).
+
+    plan = choose(N, K, n, dtype, lda, w_mod16, ldb, ldv, b_mod16, device)
+    print(plan.describe())
+
+The tuned numbers are at the top, each with what it decides; bench/tune_dispatch.py --decode
+re-times candidate plans around them, and docs/design/decode.md tabulates what it measured.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..gpu.device import Device
+from ..native.kernel import encode
+from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
+
+#: decode_mma keeps about this many warps' trips of 8 KiB (16 rows x 8 loads x 16 bytes x 4 lanes)
+#: in flight per SM, as many again of B's with two n-tiles: warps per block = TARGET_WARPS x NT x
+#: (8 / U) / (tiles of 16 rows per SM), to the nearest power of two, within MIN_WARPS..MAX_WARPS
+#: (the warps of a block split K between them) ...
+TARGET_WARPS = 8
+MIN_WARPS = 1
+MAX_WARPS = 16
+#: ... with U = 8 loads per row per trip, or U = 4 (one n-tile) where there are at least this many
+#: tiles per SM: each block then a single warp, many resident per SM.
+MANY_TILES = 10
+#: decode_cores: threads per block.
+CORES_BLOCK = 128
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    N: int
+    K: int
+    n: int
+    dtype: str  # "float32", "bfloat16", "float16"
+    kernel: str  # "decode_mma", "decode_cores", "none" (N = 0) or "zeros" (K = 0)
+    variant: int = 0
+    block: int = 0
+    grid: int = 0
+    vec: int = 0  # 3: W and B read in 16-byte loads; 0: element by element
+    copy_b: bool = False  # B's vectors are strided or unaligned: copied into aligned rows first
+    rows_per_warp: int = 0
+    warps_split_k: int = 1  # decode_mma: warps of a block sharing its rows, each a part of K
+    waves: float = 0.0
+    reasons: tuple = field(default=(), compare=False)  # sentences, one per decision
+
+    @property
+    def name(self) -> str:
+        if self.kernel in KERNELS:
+            return KERNELS[self.kernel].kernel_name(self.variant).removeprefix("gemv_")
+        return self.kernel
+
+    def describe(self) -> str:
+        head = f"gemv(A, B) runs {self.name}"
+        if self.kernel in KERNELS:
+            head += f": {self.grid} blocks of {self.block} threads ({self.waves:.2f} waves)"
+        return "\n".join([head, *(f"  - {r}" for r in self.reasons)])
+
+
+def _nearest_pow2(x: float) -> int:
+    return 1 << max(0, round(math.log2(x))) if x > 1 else 1
+
+
+def layout(dtype, N: int, K: int, lda: int, w_mod16: int, ldb: int, ldv: int, b_mod16: int,
+           n: int) -> tuple[int, bool, str]:
+    """(vec, copy_b, why). vec 3: W's rows start 16-byte aligned, so W and B are read in 16-byte
+    loads, B first copied into aligned rows (n x ceil(K / 8) * 8 elements, far fewer than W's N x K)
+    where its vectors are strided or unaligned; vec 0: element by element."""
+    e = PER_LOAD[dtype]
+    if not (w_mod16 == 0 and (N == 1 or lda % e == 0)):
+        return 0, False, "W element by element: its rows do not all start 16-byte aligned"
+    if ldb == 1 and b_mod16 == 0 and (n == 1 or ldv % e == 0):
+        return 3, False, "W and B in 16-byte loads"
+    return 3, True, (f"W and B in 16-byte loads; B's vectors are strided or unaligned (elements {ldb} apart), "
+                     f"so gemv first copies B into aligned rows ({n} x {-(-K // e) * e} elements)")
+
+
+def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv: int, b_mod16: int,
+           device: Device) -> DecodePlan:
+    """The rule. `w_mod16`, `b_mod16`: the addresses modulo 16 bytes; `lda`: elements from one row of
+    W to the next; `ldb`, `ldv`: B's elements from one k to the next and from one vector to the next."""
+    name = str(dtype).removeprefix("torch.")
+    if N == 0:
+        return DecodePlan(N, K, n, name, "none", reasons=("N = 0: nothing to compute, no launch",))
+    if K == 0:
+        return DecodePlan(N, K, n, name, "zeros", reasons=("K = 0: C is zeros, no launch",))
+    vec, copy_b, reads = layout(dtype, N, K, lda, w_mod16, ldb, ldv, b_mod16, n)
+    code = DTYPE_CODES[dtype]
+    if code == 0 or int(device.limits.compute_capability.split(".")[0]) < 8:
+        return _cores(N, K, n, name, code, vec, copy_b, reads, device)
+    nt = 1 if n <= 8 else 2
+    tiles = -(-N // 16)
+    per_sm = tiles / device.sms
+    u = 4 if nt == 1 and per_sm >= MANY_TILES else 8
+    trips = -(-K // (32 * u))  # of one warp alone on its rows
+    most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
+    warps = min(most, max(MIN_WARPS, _nearest_pow2(TARGET_WARPS * nt * (8 / u) / per_sm)))
+    variant = encode(code, nt, u)
+    while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
+        warps //= 2  # a block's registers must fit in the SM's
+    waves = tiles / _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
+    return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, 16, warps, waves, (
+        (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
+        f"vectors for n = {n}"),
+        (f"{u} loads per row per trip: {per_sm:.1f} tiles of 16 rows per SM on {device.sms} SMs"
+         + (f" (at least {MANY_TILES}, one n-tile: 4 loads, one warp per block)" if u == 4 else "")),
+        (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: about {TARGET_WARPS * nt} "
+         f"warps' trips of 8 KiB in flight per SM ({MIN_WARPS} to {MAX_WARPS}, each at least one trip of "
+         f"{32 * u} elements)"),
+        reads))
+
+
+def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
+    nv = 1 << max(0, (n - 1).bit_length())
+    nv = max(2, nv) if code == 0 else nv
+    variant = encode(code, nv)
+    rows = core_rows(nv)
+    grid = -(-N // (CORES_BLOCK // 32 * rows))
+    why = ("float32: CUDA cores (tensor cores would round it to tf32)" if code == 0 else
+           f"{name} on compute capability {device.limits.compute_capability}: CUDA cores (mma.sync on bf16 needs 8.0)")
+    waves = grid / _slots(CORES, CORES_BLOCK, variant, device)
+    return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, rows, 1, waves, (
+        why, f"{rows} rows per warp share each load of B; compiled for up to {nv} vectors (n = {n})", reads))
+
+
+def shared_bytes(warps: int, nt: int) -> int:
+    """decode_mma's dynamic shared memory: each warp's sums, when a block has several warps."""
+    return warps * nt * 4 * 32 * 4 if warps > 1 else 0
+
+
+def _slots(kernel, block: int, variant: int, device: Device, dynamic: int = 0) -> int:
+    """Blocks of this launch the whole GPU holds at once."""
+    return max(1, kernel.occupancy(block, variant, device.limits, dynamic).blocks_per_sm) * device.sms
