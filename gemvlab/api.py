@@ -54,6 +54,13 @@ def linear(x, W, bias=None):
     if x.shape[-1] != W.shape[1]:
         raise checks.GemvInputError(f"x has {x.shape[-1]} features but W is {tuple(W.shape)} (out_features, "
                                     f"in_features): x's last dimension must be W.shape[1] = {W.shape[1]}")
+    if x.dtype != W.dtype:
+        raise checks.GemvInputError(f"x is {x.dtype} and W is {W.dtype}; linear reads both in one dtype. "
+                                    f"Convert x: x = x.to(W.dtype)")
+    if x.dim() == 2 and not 1 <= x.shape[0] <= checks.MAX_VECTORS:
+        raise checks.GemvInputError(f"x holds {x.shape[0]} vectors; gemvlab.linear takes 1 to {checks.MAX_VECTORS}. "
+                                    f"For more, call it on chunks of at most {checks.MAX_VECTORS} rows of x, or use "
+                                    f"torch.nn.functional.linear")
     if bias is not None and (not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (W.shape[0],)
                              or bias.dtype != W.dtype or bias.device != W.device):
         raise checks.GemvInputError(f"bias must be a ({W.shape[0]},) tensor of {W.dtype} on {W.device}")

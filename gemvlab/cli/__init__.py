@@ -60,7 +60,11 @@ def cmd_record(args) -> int:
         if not torch_cuda():
             raise SystemExit("gemvlab record --decode needs a CUDA GPU")
         doc = results.load(args.file)
-        decode.record(doc, save=lambda d: results.save(d, args.out))
+        if args.profiles_only:  # the profiles alone, added to the file's decode study
+            doc["decode"]["profiles"] = decode.profiles()
+            results.save(doc, args.out)
+        else:
+            decode.record(doc, save=lambda d: results.save(d, args.out))
         return 0
     if args.quick:  # a smoke test of the whole pipeline in about a minute; not a record to keep
         record(args.out, shapes=((1024, 4096), (4096, 4099), (1, 65536)), headline=(2048, 65536),
@@ -120,6 +124,8 @@ def main(argv=None) -> int:
     rec.add_argument("--decode", action="store_true", help="the decode study alone (bf16, fp16, several vectors), "
                      "added to a copy of --file (default: the recorded file)")
     rec.add_argument("--file", default=None, help="with --decode: the results file to add it to")
+    rec.add_argument("--profiles-only", action="store_true", help="with --decode: only torch.matmul's kernels "
+                     "(torch.profiler), added to the file's decode study")
     tab = sub.add_parser("table", help="the stage table: live on a GPU, recorded otherwise")
     tab.add_argument("--json", action="store_true", help="the headline rows as a JSON list")
     tab.add_argument("--recorded", action="store_true", help="show the recorded file even on a GPU")

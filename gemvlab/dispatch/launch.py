@@ -86,6 +86,15 @@ def launcher(A, B):
     return launch
 
 
+def check(A, B) -> None:
+    """The checks gemv makes before planning (on any device, meta tensors too): what the custom op's
+    fake implementation runs, so that torch.compile refuses bad inputs while tracing."""
+    if decode.takes(A, B):
+        checks.decode_operands(A, B, require_cuda=False)
+    else:
+        checks.operands(A, B, any_row_stride=True, require_cuda=False)
+
+
 def run(A, B, out=None):
     """gemv without the autograd check: what the custom op (gemvlab.dispatch.ops) calls. bf16,
     fp16 and several vectors go to gemvlab.decode, float32 with one vector to the kernels here."""

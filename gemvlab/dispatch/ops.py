@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .launch import run
+from .launch import check, run
 
 
 @torch.library.custom_op("gemvlab::gemv", mutates_args=())
@@ -24,6 +24,7 @@ def gemv_op(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 
 @gemv_op.register_fake
 def _(A, B):
+    check(A, B)  # the same GemvInputError as a call would raise, while torch.compile traces
     M = A.shape[0]
     return A.new_empty((M, B.shape[1]) if B.dim() == 2 else (M,))
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..gpu import occupancy
 from .build import Built, build
 from .launch import Launcher, launcher
+from .toolchain import arch_flags
 
 #: Bits per template argument in a packed variant (GEMV_VARIANT in launch_args.cuh).
 VARIANT_BITS = 8
@@ -103,7 +104,8 @@ class Kernel:
     def build(self) -> Built:
         """Compile the .cu file (or load it from the cache); works without a GPU. Kernels that
         share a file and flags share one build."""
-        ident = (str(self.source_path), tuple(self.defines))
+        arch = tuple(arch_flags()[0])  # a change of TORCH_CUDA_ARCH_LIST is another build
+        ident = (str(self.source_path), tuple(self.defines), arch)
         seen = _seen.get(ident)
         if seen and seen[2] in _builds and _stamp(seen[0]) == seen[1]:
             return _builds[seen[2]]  # no file changed since that build: skip reading them
@@ -113,7 +115,7 @@ class Kernel:
         paths = [self.source_path, *(path for path, _ in found.values())]
         stamp = stamp_before + _stamp(paths[1:])
         headers = {name: text for name, (_, text) in found.items()}
-        key = (str(self.source_path), source, tuple(sorted(headers.items())), tuple(self.defines))
+        key = (str(self.source_path), source, tuple(sorted(headers.items())), tuple(self.defines), arch)
         if key not in _builds:
             _builds[key] = build(self.source_path.stem.lstrip("0123456789_"), source, self.flags(), headers)
         _seen[ident] = (paths, stamp, key)

@@ -78,10 +78,35 @@ def record(doc: dict, save=None, budget_s: float = 360) -> dict:
         if save and case[2] == VECTORS[-1]:
             save(doc)
     out["overhead"] = overhead.measure(4096, 4096, dtype=__import__("torch").bfloat16, vectors=4)
+    out["profiles"] = profiles()
     out["seconds"] = round(time.time() - start, 1)
     if save:
         save(doc)
     return doc
+
+
+#: Where the profiles of torch.matmul are taken (notebook 06 shows them).
+PROFILE_SHAPE = (14_336, 4096)
+
+
+def profiles() -> dict:
+    """The kernels torch.matmul launches at PROFILE_SHAPE, bf16, at each n, and what torch.compile's
+    max-autotuned matmul launches at n = 2 and 4 (torch.profiler, L2 flushed before each call)."""
+    import torch
+
+    from ..measure import decode as md
+    from ..measure.profile import kernels_of
+
+    N, K = PROFILE_SHAPE
+    out = {"M": N, "K": K, "dtype": "bfloat16", "kernels": {}, "compile": {}}
+    for n in VECTORS:
+        W, B = md.inputs(N, K, n, torch.bfloat16)
+        out["kernels"][str(n)] = kernels_of(lambda W=W, B=B: torch.matmul(W, B))
+        if n in (2, 4):
+            f = md.compiled_matmul()
+            f(W, B)
+            out["compile"][str(n)] = kernels_of(lambda W=W, B=B, f=f: f(W, B))
+    return out
 
 
 def rows(doc: dict) -> list[dict]:

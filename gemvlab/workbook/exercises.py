@@ -13,7 +13,9 @@ reference: the kernel to compare with (a stage, a step such as warp_shuffle_l1, 
 dispatcher), launched at the same block and variant unless reference_block (optional) names its
 block; shape: M x K; mark: the most time allowed,
 as a multiple of the reference's; launcher (optional, default launch_exercise): the extern "C"
-function to call, with the stages' signature (A, B, C, M, K, block, variant, stream). On a GPU the
+function to call, with the stages' signature (A, B, C, M, K, block, variant, stream); dtype and
+vectors (optional, default float32 and 1): A in that dtype, and B that many vectors, stored one
+after another (B is x.t() for an activation x of shape (vectors, K)), C (M, vectors) row by row. On a GPU the
 check and the timing run in a child process, so a kernel that faults cannot break this notebook's
 CUDA context. Without a GPU the file is built and its registers, spills and loads are reported:
 BUILT, NOT TIMED. Edit the file and call try_kernel again: an edited source is rebuilt.
@@ -47,6 +49,8 @@ class Spec:
     variant: int = 0
     launcher: str = "launch_exercise"
     reference_block: int | None = None  # the reference's block, when it differs from yours
+    dtype: str = "float32"
+    vectors: int = 1
 
     @classmethod
     def of(cls, source: str, path) -> Spec:
@@ -58,7 +62,7 @@ class Spec:
         ref_block = fields.get("reference_block")
         return cls(fields["reference"], int(fields["block"]), M, K, float(fields["mark"]),
                    int(fields.get("variant", 0)), fields.get("launcher", "launch_exercise"),
-                   int(ref_block) if ref_block else None)
+                   int(ref_block) if ref_block else None, fields.get("dtype", "float32"), int(fields.get("vectors", 1)))
 
 
 @dataclass
@@ -159,12 +163,20 @@ def _child(path: str) -> dict:
     source = Path(path).read_text()
     spec = Spec.of(source, path)
     fn = native.launcher(build(module_name(path), source), spec.launcher)
-    A, B = random_inputs(spec.M, spec.K, seed=1, b_2d=False)
-    ref = reference(A, B)
-    C = poisoned(spec.M, A.device)
+    if spec.dtype == "float32" and spec.vectors == 1:
+        A, B = random_inputs(spec.M, spec.K, seed=1, b_2d=False)
+        ref = reference(A, B)
+        C = poisoned(spec.M, A.device)
+    else:  # the decode exercise: B = x.t(), its vectors one after another; C (M, vectors)
+        from ..measure import decode as md
+
+        A, B = md.inputs(spec.M, spec.K, spec.vectors, md.DTYPES[spec.dtype], seed=1)
+        ref = md.reference(A, B)
+        C = torch.full((spec.M, spec.vectors), float("nan"), dtype=A.dtype, device=A.device)
     stream = native.stream(A.device.index or 0)
     args = (A.data_ptr(), B.data_ptr(), C.data_ptr(), spec.M, spec.K, spec.block, spec.variant, stream)
-    where = f"on {torch.cuda.get_device_name()}, M = {spec.M:,}, K = {spec.K:,}"
+    where = f"on {torch.cuda.get_device_name()}, M = {spec.M:,}, K = {spec.K:,}" + (
+        f", {spec.dtype}, {spec.vectors} vectors" if spec.vectors > 1 or spec.dtype != "float32" else "")
     code = fn(*args)
     if code:
         return {"status": "FAIL", "lines": [f"the launch failed: {fn.error_string(code)} (CUDA error {code})"]}
@@ -179,17 +191,18 @@ def _child(path: str) -> dict:
         ref_fn, _ = stages.prepare(A, B, spec.reference, ref_block, spec.variant or None)
         name = f"{spec.reference} ({ref_block} threads{f', variant {spec.variant}' if spec.variant else ''})"
     Cr = gemv(A, B) if spec.reference == "gemv" else stages.run(A, B, spec.reference, ref_block, spec.variant or None)
-    err, ref_err = relative_error(C, ref), relative_error(Cr, ref)
+    err, ref_err = relative_error(C.float(), ref), relative_error(Cr.float(), ref)
     tol = max(1e-5, 10 * ref_err)
     lines = [f"check {where}: relative error {err:.1e} against float64 ({name}: {ref_err:.1e}; allowed {tol:.0e})"]
     if not err <= tol:
         unwritten = int(torch.isnan(C).sum())
-        return {"status": "FAIL", "lines": [*lines, "wrong" + (f": {unwritten:,} of {spec.M:,} outputs never written"
+        return {"status": "FAIL", "lines": [*lines, "wrong" + (f": {unwritten:,} of {C.numel():,} outputs never written"
                                                               if unwritten else "")]}
     fns = {"yours": lambda: fn(*args), "reference": ref_fn}
-    if A.data_ptr() % 16 == 0:
-        pick = ceiling.measure(A, warmup_ms=5, rep_ms=20)
-        fns["read ceiling"] = ceiling.launcher(A, pick["block"], pick["variant"])
+    flat = A if A.dtype == torch.float32 else A.view(torch.float32)  # the read ceiling reads A's bytes
+    if flat.data_ptr() % 16 == 0:
+        pick = ceiling.measure(flat, warmup_ms=5, rep_ms=20)
+        fns["read ceiling"] = ceiling.launcher(flat, pick["block"], pick["variant"])
     t = time_round_robin(fns, rounds=3, warmup_ms=10, rep_ms=60)
     ratio = t["yours"].ms / t["reference"].ms
     ceil = f", read ceiling {t['read ceiling'].ms:.4f} ms" if "read ceiling" in t else ""

@@ -1,0 +1,57 @@
+// Exercise 6 (notebook 06): a bf16 decode GEMV on CUDA cores, one vector per read of W; make it two.
+//
+// One warp per row of W (bf16, K elements, K % 8 == 0): lane l reads 16 bytes (8 elements) at
+// k = 8 l, 8 l + 256, ..., converts each pair of elements to a float2, and multiplies them by the same
+// elements of each vector, summing in fp32; the warp then adds its 32 sums. B holds two vectors, one
+// after another (x0 at B, x1 at B + K); C is (M, 2), row by row. As given, it reads W for x0 alone and
+// never writes C's second column: the TODOs make each 16-byte load of W serve both vectors.
+//
+// try_kernel: reference gemv, block 256, shape 14336 x 4096, mark 1.25, dtype bfloat16, vectors 2
+#include <cuda_bf16.h>
+
+// acc + the dot product of 8 bf16 elements of w and of x, in fp32.
+__device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
+    const __nv_bfloat162* wp = reinterpret_cast<const __nv_bfloat162*>(&w);
+    const __nv_bfloat162* xp = reinterpret_cast<const __nv_bfloat162*>(&x);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const float2 a = __bfloat1622float2(wp[i]), b = __bfloat1622float2(xp[i]);
+        acc = fmaf(a.x, b.x, fmaf(a.y, b.y, acc));
+    }
+    return acc;
+}
+
+__global__ void gemv_exercise(const __nv_bfloat16* __restrict__ W, const __nv_bfloat16* __restrict__ X,
+                              __nv_bfloat16* __restrict__ C, long long M, long long K) {
+    const int lane = threadIdx.x % 32;
+    const long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (row >= M) return;  // the whole warp: one row per warp
+    const uint4* w = reinterpret_cast<const uint4*>(W + row * K);
+    const uint4* x0 = reinterpret_cast<const uint4*>(X);
+    // TODO: x1, the second vector, K elements after the first.
+    float s0 = 0.0f;  // TODO: and a second sum, s1
+#pragma unroll 4
+    for (long long i = lane; i < K / 8; i += 32) {
+        const uint4 wi = __ldcs(w + i);  // W is read once: the L2 may evict it first
+        s0 = dot8(wi, __ldg(x0 + i), s0);
+        // TODO: the same wi times x1's elements, into s1.
+    }
+    for (int offset = 16; offset > 0; offset /= 2) {
+        s0 += __shfl_xor_sync(0xffffffffu, s0, offset);
+        // TODO: s1's too.
+    }
+    if (lane == 0) {
+        C[row * 2 + 0] = __float2bfloat16_rn(s0);
+        // TODO: C[row * 2 + 1], from s1.
+    }
+}
+
+extern "C" int launch_exercise(const void* A, const void* B, void* C, long long M, long long K, int block,
+                               int variant, cudaStream_t stream) {
+    (void)variant;
+    if (block % 32 || K % 8) return (int)cudaErrorInvalidValue;
+    const long long rows_per_block = block / 32;
+    gemv_exercise<<<(unsigned)((M + rows_per_block - 1) / rows_per_block), block, 0, stream>>>(
+        (const __nv_bfloat16*)A, (const __nv_bfloat16*)B, (__nv_bfloat16*)C, M, K);
+    return (int)cudaGetLastError();
+}

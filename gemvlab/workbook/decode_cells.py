@@ -1,0 +1,228 @@
+"""What notebook 06 calls: the decode study's tables, the accumulation error, cuBLAS's kernels, the
+ridge point, the time against n, and the explorer. Recorded numbers say so; on a GPU the tables
+are measured now (without torch.compile, whose autotuning takes seconds per shape)."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import results
+from ..measure import decode as md
+from ..results import decode as study
+from .context import Context
+
+#: fp32 FMA lanes per SM, by compute capability (NVIDIA's CUDA C++ Programming Guide, arithmetic
+#: instructions table).
+FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128}
+#: Dense fp16/bf16 tensor-core FLOP per SM per clock, from the datasheets' peak (fp32 sums):
+#: H100/H200 989 TFLOP/s, A100 312, L4 121, T4 65 (fp16 only), over SMs x boost clock.
+TENSOR_FLOP = {"7.5": 1024, "8.0": 2048, "8.6": 1024, "8.7": 1024, "8.9": 1024, "9.0": 4096}
+
+
+def show_function(kernel, name: str):
+    """One function of a decode kernel's .cu file (or of a header it includes), with the comment
+    above it, highlighted: the few lines a step is about."""
+    from IPython.display import Code
+
+    from ..decode import KERNELS
+
+    k = KERNELS[kernel]
+    for text in (k.source(), *k.headers().values()):
+        lines = text.splitlines()
+        at = next((i for i, ln in enumerate(lines) if f" {name}(" in ln and not ln.startswith((" ", "//"))), None)
+        if at is None:
+            continue
+        start = at
+        while start > 0 and (lines[start - 1].startswith(("template", "//"))):
+            start -= 1
+        end = next(i for i in range(at, len(lines)) if lines[i] == "}")
+        return Code("\n".join(lines[start:end + 1]), language="cuda")
+    raise ValueError(f"no function {name} in {k.source_file}")
+
+
+def _rows(doc: dict, N: int, K: int, dtype: str) -> dict:
+    """n -> kernel -> row of the decode study at one shape."""
+    out: dict = {}
+    for r in study.rows(doc):
+        if (r["M"], r["K"], r["dtype"]) == (N, K, dtype):
+            out.setdefault(r["n"], {})[r["kernel"]] = r
+    return out
+
+
+def _label(doc: dict) -> str:
+    d = doc.get("decode") or {}
+    return f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
+
+
+def live_vectors(ctx: Context, N: int, K: int, dtype: str = "bfloat16", vectors=study.VECTORS) -> dict:
+    """The decode study at one shape: measured now on a GPU (gemv, torch.matmul, the read ceiling),
+    else the recorded file. Returns a results document with a decode section."""
+    if not ctx.live:
+        return ctx.recorded
+    from ..results.record import new_doc
+
+    doc = new_doc("live")
+    doc["decode"] = {"date": doc["date"], "machine": doc["machine"], "rows": []}
+    for n in vectors:
+        doc["decode"]["rows"] += study.measure_case(N, K, n, dtype, "live", False)
+    return doc
+
+
+def floors(doc: dict, N: int, K: int) -> None:
+    """W's bytes in float32 and in bf16, the floor time each implies at the read ceiling's bandwidth,
+    and what gemv measured for both at n = 2."""
+    half, full = _rows(doc, N, K, "bfloat16"), _rows(doc, N, K, "float32")
+    ceiling = half[2]["read ceiling"]["GBps"]
+    for name, e, rows in (("float32", 4, full), ("bfloat16", 2, half)):
+        nbytes = md.bytes_moved(N, K, 2, md.DTYPES[name])
+        measured = f"gemv measured {rows[2]['gemv']['ms']:.4f} ms" if 2 in rows else "not recorded"
+        print(f"{name:>9}: W is {e * N * K / 1e6:.1f} MB; floor {nbytes / ceiling / 1e6:.4f} ms at {ceiling:.0f} GB/s; "
+              f"{measured}")
+    if 2 in full and 2 in half:
+        print(f"bf16 takes {half[2]['gemv']['ms'] / full[2]['gemv']['ms']:.2f} of float32's time  [{_label(doc)}]")
+
+
+def accumulation(N: int = 512, K: int = 4096, seed: int = 0) -> None:
+    """The error of summing bf16 products in fp32 (what gemv does) and in bf16 (rounding the running
+    sum after every addition), against float64 of the same rounded inputs, on this machine's CPU."""
+    g = torch.Generator().manual_seed(seed)
+    W = torch.rand(N, K, generator=g).to(torch.bfloat16)
+    x = torch.rand(K, generator=g).to(torch.bfloat16)
+    exact = W.double() @ x.double()
+    fp32 = W.float() @ x.float()
+    running = torch.zeros(N, dtype=torch.bfloat16)
+    products = W.float() * x.float()
+    for k in range(K):
+        running = (running.float() + products[:, k]).to(torch.bfloat16)
+
+    def err(c):
+        return (torch.linalg.vector_norm(c.double() - exact) / torch.linalg.vector_norm(exact)).item()
+
+    print(f"N = {N}, K = {K}, bf16 inputs in [0, 1), relative error against float64:")
+    print(f"  fp32 sums:                      {err(fp32):.1e}")
+    print(f"  fp32 sums, rounded to bf16:     {err(fp32.to(torch.bfloat16)):.1e}   (what gemv returns)")
+    print(f"  a bf16 running sum:             {err(running):.1e}")
+
+
+def vectors_table(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> None:
+    """Per n: gemv, torch.matmul, torch.compile (where recorded) and the read ceiling, with ratios."""
+    rows = _rows(doc, N, K, dtype)
+    print(f"{N:,} x {K:,} {dtype}, B = x.t()  [{_label(doc)}]")
+    print(f"{'n':>3}{'gemv':>10}{'torch.matmul':>14}{'torch.compile':>15}{'read ceiling':>14}{'gemv vs torch':>15}")
+    for n, k in sorted(rows.items()):
+        c = f"{k['torch.compile']['ms']:.4f}" if "torch.compile" in k else "-"
+        print(f"{n:>3}{k['gemv']['ms']:>10.4f}{k['torch.matmul']['ms']:>14.4f}{c:>15}{k['read ceiling']['ms']:>14.4f}"
+              f"{k['torch.matmul']['ms'] / k['gemv']['ms']:>14.2f}x")
+
+
+def cublas_kernels(doc: dict) -> None:
+    """The kernels torch.matmul launched at each n (torch.profiler), recorded with the decode study."""
+    prof = (doc.get("decode") or {}).get("profiles")
+    if not prof:
+        print("no profiles recorded")
+        return
+    print(f"{prof['M']:,} x {prof['K']:,} {prof['dtype']}, the kernels torch.matmul launches  [{_label(doc)}]")
+    for n, kernels in prof["kernels"].items():
+        for k in kernels:
+            name = k["name"].split("(")[0].removeprefix("void ")
+            print(f"  n = {n:>2}: {k['us']:7.1f} us, grid {k['grid']}, block {k['block']}, {name[:72]}")
+
+
+def _max_sm_clock_mhz() -> float | None:
+    """This GPU's highest SM clock, from nvidia-smi (None where it cannot say)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.max.sm", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20, check=False).stdout.split()
+        return float(out[0]) if out else None
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def ridge(doc: dict, live: bool = False) -> tuple[float, float, float]:
+    """(bandwidth GB/s, CUDA-core fp32 TFLOP/s, tensor-core TFLOP/s) for the recorded GPU (or this
+    one, live), printed with the ridge points: the FLOP per byte where arithmetic takes as long as
+    reading W."""
+    m = doc["machine"]
+    cc, sms, mhz = m["compute_capability"], m["sm_count"], (m.get("memory") or {}).get("sm_clock_mhz")
+    if live:
+        p = torch.cuda.get_device_properties(0)
+        cc, sms, mhz = f"{p.major}.{p.minor}", p.multi_processor_count, _max_sm_clock_mhz() or mhz
+    ceiling = [r for r in study.rows(doc) if r["kernel"] == "read ceiling"]
+    bw = max(r["GBps"] for r in ceiling) if ceiling else results.headline(doc)["ceiling"]["GBps"]
+    cores = sms * FP32_LANES.get(cc, 64) * 2 * mhz * 1e6 / 1e12
+    tensor = sms * TENSOR_FLOP.get(cc, 0) * mhz * 1e6 / 1e12
+    print(f"{m['gpu'] if not live else torch.cuda.get_device_name()}: {sms} SMs at {mhz:.0f} MHz, "
+          f"read ceiling {bw:.0f} GB/s")
+    print(f"  CUDA cores: {cores:.1f} TFLOP/s of fp32 FMA; ridge at {cores * 1e3 / bw:.1f} FLOP per byte")
+    if tensor:
+        print(f"  tensor cores: {tensor:.0f} TFLOP/s of bf16 mma; ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
+    return bw, cores, tensor
+
+
+def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: float | None = None):
+    """Time against n at one shape: gemv, torch.matmul, torch.compile, the read ceiling, and what
+    CUDA cores at their peak would need (the larger of reading W and doing 2 N K n FLOP)."""
+    import matplotlib.pyplot as plt
+
+    rows = _rows(doc, N, K, dtype)
+    ns = sorted(rows)
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    for kernel, style in (("gemv", "o-"), ("torch.matmul", "s-"), ("torch.compile", "^--"), ("read ceiling", "k:")):
+        pts = [(n, rows[n][kernel]["ms"]) for n in ns if kernel in rows[n]]
+        if pts:
+            ax.plot(*zip(*pts), style, label=kernel, ms=4)
+    if cores_TFLOPs:
+        floor = [max(rows[n]["read ceiling"]["ms"], 2 * N * K * n / cores_TFLOPs / 1e9) for n in ns]
+        ax.plot(ns, floor, color="#dd8452", lw=1, label="CUDA cores at peak (model)")
+        # 2 N K n FLOP over N K itemsize bytes: 2 n / itemsize FLOP per byte, equal to the peak's at the ridge
+        ridge = cores_TFLOPs * 1e3 / rows[ns[0]]["read ceiling"]["GBps"] * md.DTYPES[dtype].itemsize / 2
+        ax.axvline(ridge, color="#dd8452", ls=":", lw=1)
+        ax.text(ridge, ax.get_ylim()[1] * 0.97, f" ridge n = {ridge:.1f}", color="#dd8452", fontsize=8, va="top")
+    ax.set_xlabel("n (vectors)")
+    ax.set_ylabel("ms")
+    ax.set_xticks(ns)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{N:,} x {K:,} {dtype}  [{_label(doc)}]", fontsize=9)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def explorer(ctx: Context):
+    """Sliders for N, K, n and dtype: the kernel gemv chooses and why, the model's time (W's bytes and
+    the vectors' over the read ceiling's bandwidth), and the recorded (or live) times."""
+    import ipywidgets as widgets
+
+    from ..api import explain
+    from .sliders import _slider_view
+
+    doc = ctx.recorded
+    Ns = sorted({r["M"] for r in study.rows(doc)})
+    Ks = sorted({r["K"] for r in study.rows(doc)})
+    bw = max(r["GBps"] for r in study.rows(doc) if r["kernel"] == "read ceiling")
+
+    def show(N, K, n, dtype):
+        dt = md.DTYPES[dtype]
+        W = torch.empty(N, K, dtype=dt, device="cuda" if ctx.live else "meta")
+        B = torch.empty(n, K, dtype=dt, device=W.device).t()
+        if dt == torch.float32 and n == 1:
+            print("float32 with one vector is notebook 05's dispatcher: pick n > 1 or a half dtype")
+            return None
+        print(explain(W, B))
+        print(f"model: {md.bytes_moved(N, K, n, dt) / bw / 1e6:.4f} ms (bytes moved over {bw:.0f} GB/s)")
+        if ctx.live:
+            got = study.measure_case(N, K, n, dtype, "live", False)
+            print("live: " + ", ".join(f"{r['kernel']} {r['ms']:.4f} ms" for r in got))
+        else:
+            got = _rows(doc, N, K, dtype).get(n, {})
+            print(("recorded: " + ", ".join(f"{k} {r['ms']:.4f} ms" for k, r in got.items())) if got else
+                  "not recorded at this shape, dtype and n")
+        return plot_vs_n(doc, N, K, dtype) if _rows(doc, N, K, dtype) else None
+
+    return _slider_view({"N": widgets.SelectionSlider(options=Ns, value=14_336, description="N"),
+                         "K": widgets.SelectionSlider(options=Ks, value=4096, description="K"),
+                         "n": widgets.SelectionSlider(options=[1, 2, 3, 4, 8, 16], value=2, description="n"),
+                         "dtype": widgets.Dropdown(options=list(md.DTYPES), value="bfloat16", description="dtype")},
+                        show)

@@ -1,0 +1,110 @@
+"""Notebook 06's pictures: what a 16-byte load holds, one read of W serving several vectors, the
+mma.sync tile and which lane loads what, and the roofline with its ridge points."""
+
+from __future__ import annotations
+
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from .pictures import LANE_COLORS, Figure
+
+
+def _clean(ax):
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for s in ax.spines.values():
+        s.set_visible(False)
+
+
+def loads():
+    """One 16-byte load: four float32 values, or eight bf16 values."""
+    fig = Figure(figsize=(8, 1.9))
+    ax = fig.subplots()
+    for row, (count, name) in enumerate(((4, "float32: 4 values"), (8, "bfloat16: 8 values"))):
+        y = 1.2 - 1.2 * row
+        for i in range(count):
+            w = 16 / count
+            ax.add_patch(Rectangle((i * w, y), w * 0.95, 0.8, color=LANE_COLORS(i / 8), lw=0))
+        ax.text(16.6, y + 0.4, name, va="center", fontsize=9)
+    ax.set_xlim(-0.5, 24)
+    ax.set_ylim(-0.2, 2.2)
+    _clean(ax)
+    ax.set_title("one 16-byte load (LDG.E.128): the same instruction, twice the elements in bf16", fontsize=9, loc="left")
+    return fig
+
+
+def shared_read(n: int = 4):
+    """One 16-byte piece of a row of W, read once, multiplied by the same piece of each of n vectors."""
+    fig = Figure(figsize=(8, 2.8))
+    ax = fig.subplots()
+    for i in range(8):
+        ax.add_patch(Rectangle((i, n), 0.95, 0.9, color="#4c72b0", lw=0))
+    ax.text(8.3, n + 0.45, "8 elements of W's row: loaded once", va="center", fontsize=9)
+    for j in range(n):
+        for i in range(8):
+            ax.add_patch(Rectangle((i, n - 1.4 - j), 0.95, 0.9, color=LANE_COLORS(0.3 + 0.6 * j / max(1, n - 1)), lw=0))
+        ax.text(8.3, n - 0.95 - j, f"vector {j}: the same 8 k", va="center", fontsize=8)
+        ax.add_patch(FancyArrowPatch((12.6, n - 0.95 - j), (14.2, n - 0.95 - j), arrowstyle="->", mutation_scale=10))
+        ax.text(14.4, n - 0.95 - j, f"sum {j} += 8 products", va="center", fontsize=8)
+    ax.set_xlim(-0.5, 19)
+    ax.set_ylim(-1.6, n + 1.2)
+    _clean(ax)
+    ax.set_title(f"n = {n} vectors: W's bytes are read once, the arithmetic is done {n} times", fontsize=9, loc="left")
+    return fig
+
+
+def mma_tile():
+    """Left: the shapes of mma.sync.m16n8k16. Right: which lane of a warp loads which 16 bytes of the
+    tile's 16 rows (colour = lane): lane (g, t) loads elements 8 t .. 8 t + 7 of rows g and g + 8."""
+    fig = Figure(figsize=(9, 3.4))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    for x, y, w, h, name in ((0, 0, 16, 16, "A: 16 rows of W\nx 16 of K"), (19, 0, 8, 16, "B: 16 of K\nx 8 vectors"),
+                             (30, 0, 8, 16, "C: 16 rows\nx 8 vectors")):
+        left.add_patch(Rectangle((x, y), w, h, fill=False, lw=1.5))
+        left.text(x + w / 2, y + h / 2, name, ha="center", va="center", fontsize=8)
+    left.text(17.5, 8, "x", ha="center", va="center", fontsize=12)
+    left.text(28.5, 8, "+=", ha="center", va="center", fontsize=11)
+    left.set_xlim(-1, 39)
+    left.set_ylim(-1, 17)
+    left.set_aspect("equal")
+    _clean(left)
+    left.set_title("one mma.sync: 2,048 multiply-adds, sums in fp32", fontsize=9, loc="left")
+    for g in range(8):
+        for t in range(4):
+            lane = 4 * g + t
+            for h in (0, 8):
+                right.add_patch(Rectangle((8 * t, 15 - (g + h)), 7.8, 0.9, color=LANE_COLORS(lane / 31), lw=0))
+    right.set_xlim(-0.5, 32.5)
+    right.set_ylim(-0.5, 16.5)
+    right.set_xlabel("32 elements of K (one load per lane)", fontsize=8)
+    right.set_ylabel("16 rows of W", fontsize=8)
+    _clean(right)
+    right.set_title("lane 4 g + t loads rows g and g + 8, elements 8 t to 8 t + 7", fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def roofline(bandwidth_GBps: float, cores_TFLOPs: float, tensor_TFLOPs: float, label: str):
+    """Attainable TFLOP/s against FLOP per byte of W: the memory's slope, the CUDA cores' and the
+    tensor cores' roofs, and bf16 decode at n = 1 to 16 vectors (n FLOP per byte)."""
+    import numpy as np
+
+    fig = Figure(figsize=(7.5, 3.6))
+    ax = fig.subplots()
+    x = np.logspace(-0.3, 3, 200)
+    ax.plot(x, np.minimum(bandwidth_GBps * x / 1e3, cores_TFLOPs), color="#dd8452", label="CUDA cores, fp32 FMA")
+    ax.plot(x, np.minimum(bandwidth_GBps * x / 1e3, tensor_TFLOPs), color="#4c72b0", label="tensor cores, bf16")
+    for n in (1, 2, 4, 8, 16):
+        ax.plot([n], [bandwidth_GBps * n / 1e3], "ko", ms=4)
+        ax.annotate(f"n={n}", (n, bandwidth_GBps * n / 1e3), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    for roof, color in ((cores_TFLOPs, "#dd8452"), (tensor_TFLOPs, "#4c72b0")):
+        ridge = roof * 1e3 / bandwidth_GBps
+        ax.axvline(ridge, color=color, ls=":", lw=1)
+        ax.text(ridge * 1.05, roof * 0.55, f"ridge: {ridge:.0f}", color=color, fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOP per byte of W (bf16 decode: n)")
+    ax.set_ylabel("TFLOP/s")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"the roofline [{label}]", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,241 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 6. Decode: bf16 weights and a few vectors
+#
+# A language model makes each new token with a **decode step**. Each layer multiplies its weights W (N x K) by
+# one activation vector per sequence. Often there are a few vectors: a small batch, or the tokens a speculative
+# decoder checks. The weights are usually **bf16** (bfloat16): 16 bits, with float32's exponent range and 8
+# bits of precision.
+#
+# In this notebook you will:
+# - halve the bytes with bf16, and keep the sums in float32;
+# - see why a second to fourth vector costs almost nothing, and what cuBLAS does there;
+# - find the **ridge point**, where arithmetic catches up with memory, and what tensor cores change;
+# - explore any shape, dtype and n;
+# - write a kernel that reads W once for two vectors.
+#
+# Words in bold are defined where they first appear, and in the [glossary](#Glossary).
+
+# %%
+# Colab, or a Python without gemvlab: install this clone, editable (so an edited .cu file is the one used).
+import importlib.util
+import os
+import subprocess
+import sys
+
+spec = importlib.util.find_spec("gemvlab")
+if spec is None or spec.origin is None:  # absent, or only a folder named gemvlab: a namespace package
+    clone = next((d for d in map(os.path.abspath, ("..", ".", "gemvlab", "/content/gemvlab"))
+                  if os.path.isfile(os.path.join(d, "gemvlab", "__init__.py"))), None)
+    if clone is None:
+        raise SystemExit("gemvlab is not installed. Clone it first (Colab: !git clone <its URL> /content/gemvlab)")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", clone], check=True)
+    sys.path.insert(0, clone)  # this process imports the clone too (the install counts from the next start)
+import gemvlab
+
+print("gemvlab", gemvlab.__version__)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+import gemvlab as lab
+from gemvlab import workbook as nb
+from gemvlab.workbook import decode_cells as dc
+from gemvlab.workbook import decode_pictures as pic
+
+ctx = nb.setup(upto=0)
+N, K = 14_336, 4096  # a Llama 3 8B MLP weight
+doc = dc.live_vectors(ctx, N, K)  # on a GPU: gemv, torch.matmul and the read ceiling at n = 1 to 16, now
+
+# %% [markdown]
+# ## From float32 to bf16
+#
+# The problem: a GEMV's time is its bytes over the memory's bandwidth, and W is almost all of the bytes. In
+# bf16, W has half the bytes of float32.
+#
+# The change: a kernel still reads 16 bytes per load, but a load now holds 8 elements, not 4.
+
+# %%
+pic.loads()
+
+# %% [markdown]
+# `decode_cores.cu` runs on CUDA cores, for float32 and for bf16. Each 16-byte load of W is converted to
+# float once (`to_float`), then multiplied by the same elements of every vector:
+
+# %%
+dc.show_function("decode_cores", "stretch")
+
+# %% [markdown]
+# The prediction: half the bytes, so half the **floor** time (the bytes over the read ceiling's bandwidth).
+# The measurement, with two vectors (float32 with one vector is notebook 05's dispatcher):
+
+# %%
+dc.floors(ctx.recorded, N, K)
+
+# %% [markdown]
+# bf16 takes a little over half of float32's time. The sums are float32 in both: only W's bytes changed.
+#
+# ### Why the sums stay in float32
+#
+# bf16 keeps 8 bits of precision. Near 1,024 its neighbouring values are 8 apart. A running sum in bf16 that
+# reaches 1,024 stops growing when each product is under 4. The same products summed in float32, and rounded to
+# bf16 once at the end, on this machine's CPU:
+
+# %%
+dc.accumulation()
+
+# %% [markdown]
+# The float32 sums are good to about 7 digits. Rounding C to bf16 once costs under 2^-8. The bf16 running sum
+# loses most of the answer.
+
+# %% [markdown]
+# ## A few vectors share each read of W
+#
+# The problem: at n vectors, a GEMV does n times the arithmetic. But it still needs to read W only once.
+#
+# The change: each 16-byte load of W is multiplied by the same 8 elements of every vector, into n sums.
+
+# %%
+pic.shared_read(4)
+
+# %% [markdown]
+# The prediction: the bytes grow only by the vectors in and out, under 1% here. So the time should stay at
+# n = 1's for n = 2, 3 and 4. The measurement, with B = x.t() for an activation x (n, K), as decode code holds
+# it:
+
+# %%
+dc.vectors_table(ctx.recorded, N, K)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose autotuning takes seconds)
+    dc.vectors_table(doc, N, K)
+
+# %% [markdown]
+# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
+#
+# ### What cuBLAS does
+#
+# `torch.profiler` lists each kernel torch.matmul launches, with its grid and time:
+
+# %%
+dc.cublas_kernels(ctx.recorded)
+
+# %% [markdown]
+# At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM template built for sm_80 (its name says
+# so). Its grid gives fewer blocks than the H200 has SMs, so few bytes are in flight. At n = 3 it picks one built
+# for sm_75. At n = 8 and 16 it returns to a Hopper kernel. `torch.compile` with `max-autotune` times several Triton kernels and cuBLAS, and keeps the
+# fastest. The recorded table shows its time.
+
+# %% [markdown]
+# ## The ridge point
+#
+# The problem: each element of W does 2n FLOP (n multiply-adds) for its 2 bytes. So a bf16 decode GEMV does
+# n FLOP per byte of W. The **ridge point** is where arithmetic takes as long as reading W. It is the GPU's
+# FLOP/s over its bandwidth. Counted for the recorded H200:
+
+# %%
+bw, cores, tensor = dc.ridge(ctx.recorded)
+
+# %%
+pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu"])
+
+# %% [markdown]
+# On CUDA cores, n = 16 sits just past the ridge. Every weight also needs a conversion to float, so CUDA cores
+# fall behind sooner.
+#
+# ### Tensor cores
+#
+# A **tensor core** multiplies small tiles in one warp instruction. `mma.sync.m16n8k16` multiplies 16 rows of W
+# by 16 elements of 8 vectors, with float32 sums. It takes bf16 as it is: no conversion. Each lane holds a
+# **fragment**, a few elements of each tile. The PTX ISA fixes which lane holds which elements.
+#
+# The trick in `decode_mma.cu`: a dot product does not care in which order it meets its K terms. So each lane
+# loads 16 contiguous bytes of its two rows and of its vector. The kernel hands them to the mma as that lane's
+# fragment. Every product still pairs W and B at the same k.
+
+# %%
+pic.mma_tile()
+
+# %%
+dc.show_function("decode_mma", "trip")
+
+# %% [markdown]
+# The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
+# the n = 16 row of the table above: about 1.1x n = 1's time. The miss is loads, not arithmetic. At n = 16 each
+# warp loads as many bytes of the vectors as of W, and cuBLAS is faster there.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+if ctx.live:  # the same count for the GPU this notebook runs on
+    _ = dc.ridge(doc, live=True)
+
+# %% [markdown]
+# ## Explore
+#
+# Pick N, K, n and dtype. You see the kernel gemv chooses and why, the model's time, and the recorded (or live)
+# times. The plot is time against n at that shape, where recorded.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+dc.explorer(ctx)
+
+# %% [markdown]
+# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked:
+
+# %%
+dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
+
+# %% [markdown]
+# ## Exercise: two vectors per read of W
+#
+# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. It reads W for one
+# vector, and leaves C's second column unwritten. Make each 16-byte load of W serve both vectors: load the
+# second vector's 8 elements, keep a second sum, reduce it and write it. It passes when the result is right and
+# the time is at most 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in
+# `solutions/06_two_vectors.cu`.
+
+# %%
+lab.try_kernel("06_two_vectors")
+
+# %% [markdown]
+# ## Glossary
+#
+# - **bf16** (bfloat16): 16 bits: float32's 8 exponent bits and 8 bits of precision.
+# - **decode step**: making one token; each layer multiplies its weights by one vector per sequence.
+# - **floor**: the bytes a kernel must move over the read ceiling's bandwidth.
+# - **fragment**: the elements of an mma tile that one lane holds, in a layout the PTX ISA fixes.
+# - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
+# - **tensor core**: a unit that multiplies small tiles (16 x 16 by 16 x 8 here) in one warp instruction.
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## Details
+
+# %% [markdown]
+# - **The bound**: gemv's relative error against float64 of the rounded inputs is at most 2^-8 (bf16) or 2^-11
+#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums of inputs of one sign. No recorded row is over
+#   0.51 of it.
+# - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits.
+# - **torch.compile** was timed for bf16 at the recorded shapes, compiled and autotuned before timing.
+# - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record. The tensor
+#   cores' is the datasheet's dense bf16 peak per SM per clock. `mma.sync` reaches less than Hopper's `wgmma`;
+#   both ridges are far past n = 16.
+# - **Layouts**: B may be contiguous (K, n) or x.t(). A contiguous B is first copied into rows (n x K
+#   elements), so each vector reads in 16-byte loads. Rows of W that do not start 16-byte aligned are read
+#   element by element, more slowly.
+# - **Before sm_80** there is no bf16 `mma.sync`: gemv runs bf16 and fp16 on `decode_cores.cu` there.
+# - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
+#   misses against cuBLAS is in `docs/design/decode.md`.
