@@ -32,6 +32,21 @@ def not_on_gpu_message(name: str, device) -> str:
             f"first: {name} = {name}.cuda() (or create it with device='cuda')")
 
 
+def _one_gpu_and_rows(A, B, M: int, K: int, require_cuda: bool) -> None:
+    """A and B on one device (a GPU unless `require_cuda` is False), and A's rows of adjacent elements."""
+    if A.device != B.device:
+        raise GemvInputError(f"A is on {A.device} and B on {B.device}; a kernel runs on one GPU and reads "
+                             f"both from its memory. Put both on the same GPU: A, B = A.cuda(), B.cuda()")
+    if require_cuda:
+        for name, t in (("A", A), ("B", B)):
+            if t.device.type != "cuda":
+                raise GemvInputError(not_on_gpu_message(name, t.device))
+    if K > 1 and M > 1 and A.stride(1) != 1:
+        raise GemvInputError(
+            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
+            f"the kernels read each row as adjacent elements. Pass A.contiguous() (a copy)")
+
+
 def operands(A, B, *, any_row_stride: bool, require_cuda: bool = True) -> tuple[int, int, int]:
     """Check A (M, K) and B (K,) or (K, 1) for a launch; returns (M, K, lda), lda the floats from
     one row of A to the next.
@@ -53,17 +68,7 @@ def operands(A, B, *, any_row_stride: bool, require_cuda: bool = True) -> tuple[
     M, K = A.shape
     if tuple(B.shape) not in ((K,), (K, 1)):
         raise GemvInputError(f"B must have shape ({K},) or ({K}, 1) to match A's K = {K}; got {tuple(B.shape)}")
-    if A.device != B.device:
-        raise GemvInputError(f"A is on {A.device} and B on {B.device}; a kernel runs on one GPU and reads "
-                             f"both from its memory. Put both on the same GPU: A, B = A.cuda(), B.cuda()")
-    if require_cuda:
-        for name, t in (("A", A), ("B", B)):
-            if t.device.type != "cuda":
-                raise GemvInputError(not_on_gpu_message(name, t.device))
-    if K > 1 and M > 1 and A.stride(1) != 1:
-        raise GemvInputError(
-            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
-            f"the kernels read each row as adjacent floats. Pass A.contiguous() (a copy)")
+    _one_gpu_and_rows(A, B, M, K, require_cuda)
     lda = A.stride(0) if M > 1 else K
     if not any_row_stride:
         if M > 1 and K and lda != K:
@@ -172,17 +177,7 @@ def decode_operands(A, B, *, require_cuda: bool = True) -> tuple[int, int, int, 
             f"B holds {n} vectors; gemvlab.gemv takes 1 to {MAX_VECTORS} (a GEMV reads A once for a few "
             f"vectors). For more, call it on chunks of at most {MAX_VECTORS} columns, or use torch.matmul "
             f"(a GEMM)" if n else f"B has no vectors (shape {tuple(B.shape)}): pass at least one column")
-    if A.device != B.device:
-        raise GemvInputError(f"A is on {A.device} and B on {B.device}; a kernel runs on one GPU and reads "
-                             f"both from its memory. Put both on the same GPU: A, B = A.cuda(), B.cuda()")
-    if require_cuda:
-        for name, t in (("A", A), ("B", B)):
-            if t.device.type != "cuda":
-                raise GemvInputError(not_on_gpu_message(name, t.device))
-    if K > 1 and N > 1 and A.stride(1) != 1:
-        raise GemvInputError(
-            f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
-            f"the kernels read each row as adjacent elements. Pass A.contiguous() (a copy)")
+    _one_gpu_and_rows(A, B, N, K, require_cuda)
     lda = A.stride(0) if N > 1 else K
     ldb = B.stride(0) if K > 1 else 1
     ldv = B.stride(1) if B.dim() == 2 and n > 1 else K
