@@ -41,7 +41,7 @@ def _one_gpu_and_rows(A, B, M: int, K: int, require_cuda: bool) -> None:
         for name, t in (("A", A), ("B", B)):
             if t.device.type != "cuda":
                 raise GemvInputError(not_on_gpu_message(name, t.device))
-    if K > 1 and M > 1 and A.stride(1) != 1:
+    if K > 1 and A.stride(1) != 1:  # one row too: a strided or expanded row is not adjacent elements
         raise GemvInputError(
             f"A's rows are not contiguous (strides {A.stride()}: a transpose or a strided column slice); "
             f"the kernels read each row as adjacent elements. Pass A.contiguous() (a copy)")

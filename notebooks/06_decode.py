@@ -76,30 +76,32 @@ pic.loads()
 # float once (`to_float`), then multiplied by the same elements of every vector:
 
 # %%
-dc.show_function("decode_cores", "stretch")
+dc.show_function("decode_cores", "step")
 
 # %% [markdown]
 # The prediction: half the bytes, so half the **floor** time (the bytes over the read ceiling's bandwidth).
-# The measurement, with two vectors (float32 with one vector is notebook 05's dispatcher):
+# The measurement uses two vectors. With one, float32 would go to notebook 05's dispatcher. The kernel gemv
+# chose is in brackets:
 
 # %%
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
-# bf16 takes a little over half of float32's time. The sums are float32 in both: only W's bytes changed.
+# bf16 takes 0.54 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
+# tensor cores (`decode_mma`, later in this notebook) and float32 on CUDA cores. Both sum in float32.
 #
 # ### Why the sums stay in float32
 #
-# bf16 keeps 8 bits of precision. Near 1,024 its neighbouring values are 8 apart. A running sum in bf16 that
-# reaches 1,024 stops growing when each product is under 4. The same products summed in float32, and rounded to
-# bf16 once at the end, on this machine's CPU:
+# bf16 keeps 8 bits of precision. From 256 to 512 its neighbouring values are 2 apart. So a running sum in bf16
+# stops growing at 256 when each product is at most 1, as every product here is. Beside it, the same products
+# summed in float32 and rounded to bf16 once at the end, on this machine's CPU:
 
 # %%
 dc.accumulation()
 
 # %% [markdown]
 # The float32 sums are good to about 7 digits. Rounding C to bf16 once costs under 2^-8. The bf16 running sum
-# loses most of the answer.
+# stops at 256, a quarter of the answer.
 
 # %% [markdown]
 # ## A few vectors share each read of W
@@ -125,7 +127,8 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
     dc.vectors_table(doc, N, K)
 
 # %% [markdown]
-# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
+# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4. The read ceiling is
+# timed again for each n, so its column shows the run's spread.
 #
 # ### What cuBLAS does
 #
@@ -136,26 +139,35 @@ dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
 # At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM template built for sm_80 (its name says
-# so). Its grid gives fewer blocks than the H200 has SMs, so few bytes are in flight. At n = 3 it picks one built
-# for sm_75. At n = 8 and 16 it returns to a Hopper kernel. `torch.compile` with `max-autotune` times several Triton kernels and cuBLAS, and keeps the
-# fastest. The recorded table shows its time.
+# so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That explains at most 1.18x
+# of its 1.68x. At n = 3 it picks one built for sm_75, slower still. At n = 8 and 16 it returns to a Hopper
+# kernel.
+#
+# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
+# compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
+# Its timing is not this table's, so its pick can lose here. In the table it is no faster than torch.matmul at
+# any n.
 
 # %% [markdown]
 # ## The ridge point
 #
-# The problem: each element of W does 2n FLOP (n multiply-adds) for its 2 bytes. So a bf16 decode GEMV does
-# n FLOP per byte of W. The **ridge point** is where arithmetic takes as long as reading W. It is the GPU's
-# FLOP/s over its bandwidth. Counted for the recorded H200:
+# The problem: the arithmetic grows with n, the bytes do not. Each element of W does 2n FLOP (n multiply-adds)
+# for its 2 bytes. So a bf16 decode GEMV does n FLOP per byte of W. The **ridge point** is where arithmetic
+# takes as long as reading W. It is the GPU's FLOP/s over its bandwidth. Counted for the recorded H200:
 
 # %%
-bw, cores, tensor = dc.ridge(ctx.recorded)
+bw, cores, tensor = dc.ridge(ctx.recorded, N, K)
+
+# %% [markdown]
+# A **roofline** draws it: attainable FLOP/s against FLOP per byte. Memory's slope rises until it meets a
+# roof, the CUDA cores' or the tensor cores':
 
 # %%
 pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu"])
 
 # %% [markdown]
-# On CUDA cores, n = 16 sits just past the ridge. Every weight also needs a conversion to float, so CUDA cores
-# fall behind sooner.
+# On CUDA cores, n = 16 is close to the ridge. Every weight also needs a conversion to float, which the count
+# leaves out, so CUDA cores fall behind sooner than it says.
 #
 # ### Tensor cores
 #
@@ -164,8 +176,9 @@ pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu
 # **fragment**, a few elements of each tile. The PTX ISA fixes which lane holds which elements.
 #
 # The trick in `decode_mma.cu`: a dot product does not care in which order it meets its K terms. So each lane
-# loads 16 contiguous bytes of its two rows and of its vector. The kernel hands them to the mma as that lane's
-# fragment. Every product still pairs W and B at the same k.
+# loads 16 contiguous bytes (8 elements) of its two rows and of its vector. Two mma.sync take 4 elements each,
+# as that lane's fragment. The fragment layout gives a lane the same positions of W's tile and B's. So every
+# product still pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
@@ -175,19 +188,21 @@ dc.show_function("decode_mma", "trip")
 
 # %% [markdown]
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
-# the n = 16 row of the table above: about 1.1x n = 1's time. The miss is loads, not arithmetic. At n = 16 each
-# warp loads as many bytes of the vectors as of W, and cuBLAS is faster there.
+# the n = 16 row of the table above: about 1.1x n = 1's time, and slower than cuBLAS. The likely cause is loads,
+# not arithmetic. At n = 16 each warp loads as many bytes of the vectors as of W. In the SASS, ptxas then issues
+# only 13 of a trip's 32 loads before the first mma.sync (23 of 24 at n <= 8), so fewer bytes are in flight.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 if ctx.live:  # the same count for the GPU this notebook runs on
-    _ = dc.ridge(doc, live=True)
+    _ = dc.ridge(doc, N, K, live=True)
 
 # %% [markdown]
 # ## Explore
 #
-# Pick N, K, n and dtype. You see the kernel gemv chooses and why, the model's time, and the recorded (or live)
-# times. The plot is time against n at that shape, where recorded.
+# Pick N, K, n and dtype. On a running kernel you see the kernel gemv chooses and why, and the model's time: the
+# bytes moved over the read ceiling's bandwidth. Beside it are the recorded (or live) times. The plot is time
+# against n at that shape, where recorded.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -202,11 +217,11 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # %% [markdown]
 # ## Exercise: two vectors per read of W
 #
-# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. It reads W for one
-# vector, and leaves C's second column unwritten. Make each 16-byte load of W serve both vectors: load the
-# second vector's 8 elements, keep a second sum, reduce it and write it. It passes when the result is right and
-# the time is at most 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in
-# `solutions/06_two_vectors.cu`.
+# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. (It calls W's rows M, as
+# notebooks 01 to 05 did.) It reads W for one vector, and leaves C's second column unwritten. Make each
+# 16-byte load of W serve both vectors: load the second vector's 8 elements, keep a second sum, reduce it and
+# write it. Edit the file, then run the cell again. It passes when the result is right and the time is at most
+# 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -214,11 +229,13 @@ lab.try_kernel("06_two_vectors")
 # %% [markdown]
 # ## Glossary
 #
-# - **bf16** (bfloat16): 16 bits: float32's 8 exponent bits and 8 bits of precision.
+# - **bf16** (bfloat16): a sign bit, float32's 8 exponent bits, and 7 stored bits of precision (8 with the
+#   implicit leading 1).
 # - **decode step**: making one token; each layer multiplies its weights by one vector per sequence.
 # - **floor**: the bytes a kernel must move over the read ceiling's bandwidth.
 # - **fragment**: the elements of an mma tile that one lane holds, in a layout the PTX ISA fixes.
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
+# - **roofline**: attainable FLOP/s against FLOP per byte: memory's slope up to the arithmetic's roof.
 # - **tensor core**: a unit that multiplies small tiles (16 x 16 by 16 x 8 here) in one warp instruction.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
@@ -226,16 +243,22 @@ lab.try_kernel("06_two_vectors")
 
 # %% [markdown]
 # - **The bound**: gemv's relative error against float64 of the rounded inputs is at most 2^-8 (bf16) or 2^-11
-#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums of inputs of one sign. No recorded row is over
-#   0.51 of it.
+#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums of inputs of one sign, C in its dtype's normal
+#   range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.51 of it, most of
+#   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
+#   the exercise to the same bound.
+# - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
+#   repeat row N - 1. Their sums are never written.
 # - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits.
-# - **torch.compile** was timed for bf16 at the recorded shapes, compiled and autotuned before timing.
-# - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record. The tensor
-#   cores' is the datasheet's dense bf16 peak per SM per clock. `mma.sync` reaches less than Hopper's `wgmma`;
-#   both ridges are far past n = 16.
-# - **Layouts**: B may be contiguous (K, n) or x.t(). A contiguous B is first copied into rows (n x K
-#   elements), so each vector reads in 16-byte loads. Rows of W that do not start 16-byte aligned are read
-#   element by element, more slowly.
+# - **torch.compile** was timed for bf16 at the eight shapes of `gemvlab.results.decode.SHAPES`, compiled and
+#   autotuned before timing.
+# - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record
+#   (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's 989 TFLOP/s at
+#   1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than Hopper's `wgmma`; its ridge is still far past
+#   n = 16.
+# - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not (a contiguous (K, n) with n > 1,
+#   or K not a multiple of 8), B is first copied into aligned rows, so each vector reads in 16-byte loads.
+#   Where W's rows do not, W and B are read element by element, more slowly.
 # - **Before sm_80** there is no bf16 `mma.sync`: gemv runs bf16 and fp16 on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
 #   misses against cuBLAS is in `docs/design/decode.md`.

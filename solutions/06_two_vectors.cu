@@ -48,7 +48,7 @@ __global__ void gemv_exercise(const __nv_bfloat16* __restrict__ W, const __nv_bf
 extern "C" int launch_exercise(const void* A, const void* B, void* C, long long M, long long K, int block,
                                int variant, cudaStream_t stream) {
     (void)variant;
-    if (block % 32 || K % 8) return (int)cudaErrorInvalidValue;
+    if (block < 32 || block > 1024 || block % 32 || K % 8) return (int)cudaErrorInvalidValue;
     const long long rows_per_block = block / 32;
     gemv_exercise<<<(unsigned)((M + rows_per_block - 1) / rows_per_block), block, 0, stream>>>(
         (const __nv_bfloat16*)A, (const __nv_bfloat16*)B, (__nv_bfloat16*)C, M, K);

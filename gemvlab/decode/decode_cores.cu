@@ -1,9 +1,10 @@
 // Decode kernel on CUDA cores: C = W B for float32, fp16 or bf16 W (N x K) and 1 to 16 vectors B
 // (K x n), each weight converted to float once and multiplied by every vector, in fp32.
 //
-// Why: float32 weights have no tensor-core path that keeps fp32's precision, and GPUs before sm_80
+// Why: float32 weights have no native tensor-core path that keeps fp32's precision (tf32 rounds to
+// 10 bits; emulating fp32 takes three mma per product), and GPUs before sm_80
 // have no bf16 mma; this kernel serves both. A warp takes R rows (core_rows below); each lane reads
-// 16 bytes of each row per stretch (4 floats or 8 halves: 512 contiguous bytes per row per warp),
+// 16 bytes of each row per step (4 floats or 8 halves: 512 contiguous bytes per row per warp),
 // then the same elements of each vector, which every row of the warp reuses from registers: the
 // warp reads B once per R rows, from the L1 and L2.
 //
@@ -12,10 +13,10 @@
 // additions is fixed, so the same inputs give the same bits.
 #include "elements.cuh"
 
-// One stretch of 16 bytes per row at k: W's elements converted once, each multiplied by the same
-// elements of every vector. TAIL: the row's last, partial stretch (elements past K are zeros).
+// One step of a warp, 16 bytes per row at k: W's elements converted once, each multiplied by the same
+// elements of every vector. TAIL: the row's last, partial step (elements past K are zeros).
 template <int CODE, int NV, int R, bool VEC, bool TAIL>
-__device__ __forceinline__ void stretch(float (&acc)[R][NV], const typename Elem<CODE>::T* const (&w)[R],
+__device__ __forceinline__ void step(float (&acc)[R][NV], const typename Elem<CODE>::T* const (&w)[R],
                                         const typename Elem<CODE>::T* const (&x)[NV], long long k, long long K,
                                         long long ldb) {
     constexpr int E = 16 / sizeof(typename Elem<CODE>::Raw);
@@ -48,7 +49,8 @@ __device__ __forceinline__ void stretch(float (&acc)[R][NV], const typename Elem
 template <int NV> constexpr int core_rows() { return NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS; }
 
 // CODE: 0 float32, 1 fp16, 2 bf16. NV: vectors compiled for (n <= NV). The load path is a.vec, the
-// same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned, else 0.
+// same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors
+// are contiguous (ldb == 1), else 0.
 template <int CODE, int NV>
 __global__ void gemv_decode_cores(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
                                   typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
@@ -58,7 +60,7 @@ __global__ void gemv_decode_cores(const typename Elem<CODE>::T* __restrict__ W, 
     const long long N = a.M, K = a.K;
     const long long row0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
     // Rows past N read row N - 1, and vectors past n read vector n - 1: their sums are never
-    // written, so no stretch checks a row or a vector.
+    // written, so no step checks a row or a vector.
     const T* w[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) w[r] = W + min(row0 + r, N - 1) * a.lda;
@@ -68,10 +70,10 @@ __global__ void gemv_decode_cores(const typename Elem<CODE>::T* __restrict__ W, 
     float acc[R][NV] = {};
     long long k = (long long)E * lane;
     if (a.vec == 3) {
-        for (; k + E <= K; k += 32LL * E) stretch<CODE, NV, R, true, false>(acc, w, x, k, K, a.ldb);
-        if (k < K) stretch<CODE, NV, R, true, true>(acc, w, x, k, K, a.ldb);  // the row's last elements
+        for (; k + E <= K; k += 32LL * E) step<CODE, NV, R, true, false>(acc, w, x, k, K, a.ldb);
+        if (k < K) step<CODE, NV, R, true, true>(acc, w, x, k, K, a.ldb);  // the row's last elements
     } else {  // not all aligned: every load element by element, and checked
-        for (; k < K; k += 32LL * E) stretch<CODE, NV, R, false, true>(acc, w, x, k, K, a.ldb);
+        for (; k < K; k += 32LL * E) step<CODE, NV, R, false, true>(acc, w, x, k, K, a.ldb);
     }
 #pragma unroll
     for (int j = 0; j < NV; ++j)

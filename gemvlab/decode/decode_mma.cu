@@ -3,8 +3,8 @@
 //
 // Why: a decode step reads all of W for a handful of vectors, so its time is W's bytes over the
 // memory's bandwidth, and a second to fourth vector should cost almost nothing. On CUDA cores each
-// vector adds a multiply-add per weight; at 16 vectors that is more arithmetic per byte than an
-// H200's CUDA cores do at memory speed. One mma.sync.m16n8k16 multiplies a 16 x 16 tile of W by a
+// vector adds a multiply-add per weight; at 16 vectors that is 16 FLOP per byte of bf16 W, about an
+// H200's CUDA-core ridge (14 to 17 FLOP per byte), before counting each weight's conversion to float. One mma.sync.m16n8k16 multiplies a 16 x 16 tile of W by a
 // 16 x 8 tile of B: 2,048 multiply-adds in one warp instruction, with no conversion of W to float.
 //
 // The layout trick: a dot product does not care in which order it meets its K terms, only that each
@@ -14,7 +14,8 @@
 // k = base + 32 u + 8 t, of W's rows g and g + 8 and of vector g (and g + 8 when n > 8): the first
 // mma takes elements 0-3 of each, the second 4-7. In the PTX ISA's m16n8k16 layout, a lane holds
 // A's columns 2t, 2t+1, 2t+8, 2t+9 and B's rows with the same numbers, so every product still pairs
-// W and B at the same k. Four lanes read 64 contiguous bytes of a row: whole 32-byte sectors.
+// W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
+// where rows start 32-byte aligned, three otherwise.
 //
 // Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8); the warps of a block
 // split K between them and add their sums in shared memory in a fixed order. Rows past N and
@@ -53,8 +54,9 @@ __device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4
 }
 
 // One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
-// all issued before the mma.sync that consume them. Even and odd u add into separate sums (acc[0],
-// acc[1]), so two chains of dependent mma.sync run side by side.
+// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues 23 of the 24 loads
+// of a trip before its first mma.sync with one n-tile, but only 13 of 32 with two.) Even and odd u add
+// into separate sums (acc[0], acc[1]), so two chains of dependent mma.sync run side by side.
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
                                      const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {

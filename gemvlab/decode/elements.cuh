@@ -3,7 +3,7 @@
 //
 // Invariants: a 16-byte load is issued only where the caller's template says every row is 16-byte
 // aligned (gemvlab/decode/rule.py checks the addresses and strides) and all of its elements lie
-// inside the row; in a row's last, partial stretch each element inside the row is loaded alone and
+// inside the row; in a row's last, partial piece each element inside the row is loaded alone and
 // the rest are +0.0 (all-zero bits in all three types), so the tail adds nothing.
 #pragma once
 #include <cuda_bf16.h>
@@ -57,7 +57,7 @@ __device__ __forceinline__ uint4 load16(const typename Elem<CODE>::T* p, long lo
 }
 
 // As load16, where only `valid` (may be zero or less) of the elements lie inside the row: those
-// are loaded one by one and the rest are +0.0. For the last, partial stretch of a row.
+// are loaded one by one and the rest are +0.0. For the last, partial piece of a row.
 template <int CODE>
 __device__ __forceinline__ uint4 load16_tail(const typename Elem<CODE>::T* p, long long valid, long long stride) {
     using Raw = typename Elem<CODE>::Raw;

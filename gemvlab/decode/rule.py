@@ -25,7 +25,7 @@ TARGET_WARPS = 8
 MIN_WARPS = 1
 MAX_WARPS = 16
 #: ... with U = 8 loads per row per trip, or U = 4 (one n-tile) where there are at least this many
-#: tiles per SM: each block then a single warp, many resident per SM.
+#: tiles per SM: each block then one or two warps, many resident per SM.
 MANY_TILES = 10
 #: decode_cores: threads per block.
 CORES_BLOCK = 128
@@ -68,7 +68,7 @@ def _nearest_pow2(x: float) -> int:
 def layout(dtype, N: int, K: int, lda: int, w_mod16: int, ldb: int, ldv: int, b_mod16: int,
            n: int) -> tuple[int, bool, str]:
     """(vec, copy_b, why). vec 3: W's rows start 16-byte aligned, so W and B are read in 16-byte
-    loads, B first copied into aligned rows (n x ceil(K / 8) * 8 elements, far fewer than W's N x K)
+    loads, B first copied into aligned rows (n x K rounded up to whole loads, far fewer than W's N x K)
     where its vectors are strided or unaligned; vec 0: element by element."""
     e = PER_LOAD[dtype]
     if not (w_mod16 == 0 and (N == 1 or lda % e == 0)):

@@ -6,17 +6,18 @@ from __future__ import annotations
 
 import torch
 
-from .. import results
 from ..measure import decode as md
 from ..results import decode as study
 from .context import Context
 
 #: fp32 FMA lanes per SM, by compute capability (NVIDIA's CUDA C++ Programming Guide, arithmetic
 #: instructions table).
-FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128}
-#: Dense fp16/bf16 tensor-core FLOP per SM per clock, from the datasheets' peak (fp32 sums):
-#: H100/H200 989 TFLOP/s, A100 312, L4 121, T4 65 (fp16 only), over SMs x boost clock.
-TENSOR_FLOP = {"7.5": 1024, "8.0": 2048, "8.6": 1024, "8.7": 1024, "8.9": 1024, "9.0": 4096}
+FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128,
+              "12.0": 128}
+#: Dense fp16/bf16 tensor-core FLOP per SM per clock with fp32 sums, from datacenter datasheets'
+#: peaks over SMs x boost clock: H100/H200 989 TFLOP/s, A100 312, L4 121, T4 65 (fp16 only: Turing
+#: has no bf16). GeForce cards of 8.6 and 8.9 do fp32 sums at half this rate.
+TENSOR_FLOP = {"7.5": 1024, "8.0": 2048, "8.6": 1024, "8.9": 1024, "9.0": 4096}
 
 
 def show_function(kernel, name: str):
@@ -49,6 +50,14 @@ def _rows(doc: dict, N: int, K: int, dtype: str) -> dict:
     return out
 
 
+def ceiling_at(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> float:
+    """The read ceiling's bandwidth at one shape (GB/s): the median of its timings there, one per n."""
+    import statistics
+
+    got = [k["read ceiling"]["GBps"] for k in _rows(doc, N, K, dtype).values() if "read ceiling" in k]
+    return statistics.median(got)
+
+
 def _label(doc: dict) -> str:
     d = doc.get("decode") or {}
     return f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
@@ -72,10 +81,11 @@ def floors(doc: dict, N: int, K: int) -> None:
     """W's bytes in float32 and in bf16, the floor time each implies at the read ceiling's bandwidth,
     and what gemv measured for both at n = 2."""
     half, full = _rows(doc, N, K, "bfloat16"), _rows(doc, N, K, "float32")
-    ceiling = half[2]["read ceiling"]["GBps"]
+    ceiling = ceiling_at(doc, N, K)
     for name, e, rows in (("float32", 4, full), ("bfloat16", 2, half)):
         nbytes = md.bytes_moved(N, K, 2, md.DTYPES[name])
-        measured = f"gemv measured {rows[2]['gemv']['ms']:.4f} ms" if 2 in rows else "not recorded"
+        measured = (f"gemv measured {rows[2]['gemv']['ms']:.4f} ms ({rows[2]['gemv']['chosen']})" if 2 in rows
+                    else "not recorded")
         print(f"{name:>9}: W is {e * N * K / 1e6:.1f} MB; floor {nbytes / ceiling / 1e6:.4f} ms at {ceiling:.0f} GB/s; "
               f"{measured}")
     if 2 in full and 2 in half:
@@ -108,11 +118,12 @@ def vectors_table(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> None:
     """Per n: gemv, torch.matmul, torch.compile (where recorded) and the read ceiling, with ratios."""
     rows = _rows(doc, N, K, dtype)
     print(f"{N:,} x {K:,} {dtype}, B = x.t()  [{_label(doc)}]")
-    print(f"{'n':>3}{'gemv':>10}{'torch.matmul':>14}{'torch.compile':>15}{'read ceiling':>14}{'gemv vs torch':>15}")
+    print(f"{'n':>3}{'gemv':>10}{'torch.matmul':>14}{'torch.compile':>15}{'read ceiling':>14}"
+          f"{'torch.matmul / gemv':>21}   (ms)")
     for n, k in sorted(rows.items()):
         c = f"{k['torch.compile']['ms']:.4f}" if "torch.compile" in k else "-"
         print(f"{n:>3}{k['gemv']['ms']:>10.4f}{k['torch.matmul']['ms']:>14.4f}{c:>15}{k['read ceiling']['ms']:>14.4f}"
-              f"{k['torch.matmul']['ms'] / k['gemv']['ms']:>14.2f}x")
+              f"{k['torch.matmul']['ms'] / k['gemv']['ms']:>20.2f}x")
 
 
 def cublas_kernels(doc: dict) -> None:
@@ -140,24 +151,24 @@ def _max_sm_clock_mhz() -> float | None:
         return None
 
 
-def ridge(doc: dict, live: bool = False) -> tuple[float, float, float]:
+def ridge(doc: dict, N: int, K: int, live: bool = False) -> tuple[float, float, float]:
     """(bandwidth GB/s, CUDA-core fp32 TFLOP/s, tensor-core TFLOP/s) for the recorded GPU (or this
-    one, live), printed with the ridge points: the FLOP per byte where arithmetic takes as long as
-    reading W."""
+    one, live), the bandwidth the read ceiling's at N x K, printed with the ridge points: the FLOP per
+    byte where arithmetic takes as long as reading W."""
     m = doc["machine"]
     cc, sms, mhz = m["compute_capability"], m["sm_count"], (m.get("memory") or {}).get("sm_clock_mhz")
     if live:
         p = torch.cuda.get_device_properties(0)
         cc, sms, mhz = f"{p.major}.{p.minor}", p.multi_processor_count, _max_sm_clock_mhz() or mhz
-    ceiling = [r for r in study.rows(doc) if r["kernel"] == "read ceiling"]
-    bw = max(r["GBps"] for r in ceiling) if ceiling else results.headline(doc)["ceiling"]["GBps"]
+    bw = ceiling_at(doc, N, K)
     cores = sms * FP32_LANES.get(cc, 64) * 2 * mhz * 1e6 / 1e12
     tensor = sms * TENSOR_FLOP.get(cc, 0) * mhz * 1e6 / 1e12
     print(f"{m['gpu'] if not live else torch.cuda.get_device_name()}: {sms} SMs at {mhz:.0f} MHz, "
-          f"read ceiling {bw:.0f} GB/s")
+          f"read ceiling {bw:.0f} GB/s at {N:,} x {K:,}")
     print(f"  CUDA cores: {cores:.1f} TFLOP/s of fp32 FMA; ridge at {cores * 1e3 / bw:.1f} FLOP per byte")
     if tensor:
-        print(f"  tensor cores: {tensor:.0f} TFLOP/s of bf16 mma; ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
+        kind = "fp16" if cc == "7.5" else "bf16"
+        print(f"  tensor cores: {tensor:.0f} TFLOP/s of {kind} mma; ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
     return bw, cores, tensor
 
 
@@ -169,15 +180,30 @@ def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: 
     rows = _rows(doc, N, K, dtype)
     ns = sorted(rows)
     fig, ax = plt.subplots(figsize=(7, 3.4))
+    if not rows:  # not recorded at this shape: the model alone, at the record's best read bandwidth
+        bw = max(r["GBps"] for r in study.rows(doc) if r["kernel"] == "read ceiling")
+        ns = list(study.VECTORS)
+        ax.plot(ns, [md.bytes_moved(N, K, n, md.DTYPES[dtype]) / bw / 1e6 for n in ns], "k:",
+                label=f"model: bytes moved over {bw:.0f} GB/s")
+        ax.set_xlabel("n (vectors)")
+        ax.set_ylabel("ms")
+        ax.set_xticks(ns)
+        ax.legend(fontsize=8)
+        ax.set_title(f"{N:,} x {K:,} {dtype}: not recorded, the model only", fontsize=9)
+        fig.tight_layout()
+        plt.close(fig)
+        return fig
     for kernel, style in (("gemv", "o-"), ("torch.matmul", "s-"), ("torch.compile", "^--"), ("read ceiling", "k:")):
         pts = [(n, rows[n][kernel]["ms"]) for n in ns if kernel in rows[n]]
         if pts:
             ax.plot(*zip(*pts), style, label=kernel, ms=4)
     if cores_TFLOPs:
-        floor = [max(rows[n]["read ceiling"]["ms"], 2 * N * K * n / cores_TFLOPs / 1e9) for n in ns]
-        ax.plot(ns, floor, color="#dd8452", lw=1, label="CUDA cores at peak (model)")
+        bw = ceiling_at(doc, N, K, dtype)
+        nbytes = N * K * md.DTYPES[dtype].itemsize
+        floor = [max(nbytes / bw / 1e6, 2 * N * K * n / cores_TFLOPs / 1e9) for n in ns]
+        ax.plot(ns, floor, color="#dd8452", lw=2, ls="--", label="CUDA cores at peak (model)")
         # 2 N K n FLOP over N K itemsize bytes: 2 n / itemsize FLOP per byte, equal to the peak's at the ridge
-        ridge = cores_TFLOPs * 1e3 / rows[ns[0]]["read ceiling"]["GBps"] * md.DTYPES[dtype].itemsize / 2
+        ridge = cores_TFLOPs * 1e3 / bw * md.DTYPES[dtype].itemsize / 2
         ax.axvline(ridge, color="#dd8452", ls=":", lw=1)
         ax.text(ridge, ax.get_ylim()[1] * 0.97, f" ridge n = {ridge:.1f}", color="#dd8452", fontsize=8, va="top")
     ax.set_xlabel("n (vectors)")
@@ -211,7 +237,8 @@ def explorer(ctx: Context):
             print("float32 with one vector is notebook 05's dispatcher: pick n > 1 or a half dtype")
             return None
         print(explain(W, B))
-        print(f"model: {md.bytes_moved(N, K, n, dt) / bw / 1e6:.4f} ms (bytes moved over {bw:.0f} GB/s)")
+        print(f"model: {md.bytes_moved(N, K, n, dt) / bw / 1e6:.4f} ms (the bytes moved over the read ceiling's "
+              f"{bw:.0f} GB/s)")
         if ctx.live:
             got = study.measure_case(N, K, n, dtype, "live", False)
             print("live: " + ", ".join(f"{r['kernel']} {r['ms']:.4f} ms" for r in got))
@@ -219,7 +246,7 @@ def explorer(ctx: Context):
             got = _rows(doc, N, K, dtype).get(n, {})
             print(("recorded: " + ", ".join(f"{k} {r['ms']:.4f} ms" for k, r in got.items())) if got else
                   "not recorded at this shape, dtype and n")
-        return plot_vs_n(doc, N, K, dtype) if _rows(doc, N, K, dtype) else None
+        return plot_vs_n(doc, N, K, dtype)
 
     return _slider_view({"N": widgets.SelectionSlider(options=Ns, value=14_336, description="N"),
                          "K": widgets.SelectionSlider(options=Ks, value=4096, description="K"),

@@ -28,7 +28,8 @@ def loads():
     ax.set_xlim(-0.5, 24)
     ax.set_ylim(-0.2, 2.2)
     _clean(ax)
-    ax.set_title("one 16-byte load (LDG.E.128): the same instruction, twice the elements in bf16", fontsize=9, loc="left")
+    ax.set_title("one 16-byte load (a 128-bit LDG in SASS): the same instruction, twice the elements in bf16",
+                 fontsize=9, loc="left")
     return fig
 
 
@@ -78,7 +79,8 @@ def mma_tile():
     right.set_xlabel("32 elements of K (one load per lane)", fontsize=8)
     right.set_ylabel("16 rows of W", fontsize=8)
     _clean(right)
-    right.set_title("lane 4 g + t loads rows g and g + 8, elements 8 t to 8 t + 7", fontsize=9, loc="left")
+    right.set_title("lane 4 g + t (g = 0..7, t = 0..3) loads rows g and g + 8,\nelements 8 t to 8 t + 7: two mma.sync's worth",
+                    fontsize=9, loc="left")
     fig.tight_layout()
     return fig
 
@@ -103,7 +105,7 @@ def roofline(bandwidth_GBps: float, cores_TFLOPs: float, tensor_TFLOPs: float, l
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per byte of W (bf16 decode: n)")
-    ax.set_ylabel("TFLOP/s")
+    ax.set_ylabel("TFLOP/s (dots: the model at n vectors)")
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title(f"the roofline [{label}]", fontsize=9)
     fig.tight_layout()
