@@ -19,12 +19,13 @@
 # A language model makes each new token with a **decode step**. Each layer multiplies its weights W (N x K) by
 # one activation vector per sequence. Often there are a few vectors: a small batch, or the tokens a speculative
 # decoder checks. The weights are usually **bf16** (bfloat16): 16 bits, with float32's exponent range and 8
-# bits of precision.
+# bits of precision. Here the matrix is W, with N rows; n counts the vectors.
 #
 # In this notebook you will:
 # - halve the bytes with bf16, and keep the sums in float32;
 # - see why a second to fourth vector costs almost nothing, and what cuBLAS does there;
-# - find the **ridge point**, where arithmetic catches up with memory, and what tensor cores change;
+# - find the **ridge point**, where arithmetic catches up with memory, and what **tensor cores** (units that
+#   multiply small matrices in one instruction) change;
 # - explore any shape, dtype and n;
 # - write a kernel that reads W once for two vectors.
 #
@@ -72,7 +73,7 @@ doc = dc.live_vectors(ctx, N, K)  # on a GPU: gemv, torch.matmul and the read ce
 pic.loads()
 
 # %% [markdown]
-# `decode_cores.cu` runs on CUDA cores, for float32 and for bf16. Each 16-byte load of W is converted to
+# `decode_cores.cu` runs on **CUDA cores**, the SM's ordinary arithmetic lanes, for float32 and for bf16. Each 16-byte load of W is converted to
 # float once (`to_float`), then multiplied by the same elements of every vector:
 
 # %%
@@ -80,8 +81,8 @@ dc.show_function("decode_cores", "step")
 
 # %% [markdown]
 # The prediction: half the bytes, so half the **floor** time (the bytes over the read ceiling's bandwidth).
-# The measurement uses two vectors. With one, float32 would go to notebook 05's dispatcher. The kernel gemv
-# chose is in brackets:
+# The measurement uses two vectors, so that both dtypes run this notebook's kernels (float32 with one vector
+# goes to notebook 05's dispatcher). The kernel gemv chose is in parentheses:
 
 # %%
 dc.floors(ctx.recorded, N, K)
@@ -89,12 +90,14 @@ dc.floors(ctx.recorded, N, K)
 # %% [markdown]
 # bf16 takes 0.54 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
 # tensor cores (`decode_mma`, later in this notebook) and float32 on CUDA cores. Both sum in float32.
+# `decode_cores<0, 2>` is the dtype's code (0 is float32) and the vectors it is compiled for.
+# `decode_mma<2, 1, 8>` is the dtype's code (2 is bf16), the tiles of 8 vectors, and the loads per trip.
 #
 # ### Why the sums stay in float32
 #
 # bf16 keeps 8 bits of precision. From 256 to 512 its neighbouring values are 2 apart. So a running sum in bf16
-# stops growing at 256 when each product is at most 1, as every product here is. Beside it, the same products
-# summed in float32 and rounded to bf16 once at the end, on this machine's CPU:
+# stops growing at 256 when each product is at most 1, as every product here is. Below, such a running sum
+# beside the same products summed in float32 and rounded to bf16 once at the end, on this machine's CPU:
 
 # %%
 dc.accumulation()
@@ -127,8 +130,7 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
     dc.vectors_table(doc, N, K)
 
 # %% [markdown]
-# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4. The read ceiling is
-# timed again for each n, so its column shows the run's spread.
+# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
 #
 # ### What cuBLAS does
 #
@@ -138,15 +140,15 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
 dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
-# At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM template built for sm_80 (its name says
-# so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That explains at most 1.18x
-# of its 1.68x. At n = 3 it picks one built for sm_75, slower still. At n = 8 and 16 it returns to a Hopper
-# kernel.
+# At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM (matrix-matrix multiply) template built
+# for sm_80 (its name says so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
+# explains at most 132 / 112 = 1.18x. Its time is 1.68x n = 1's (51.0 against 30.3 us). At n = 3 it picks one built for
+# sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90, the H200's architecture).
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
 # compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
-# Its timing is not this table's, so its pick can lose here. In the table it is no faster than torch.matmul at
-# any n.
+# Its timing is not this table's, so its pick can lose here, as at n = 16. In the table it is no faster than
+# torch.matmul at any n.
 
 # %% [markdown]
 # ## The ridge point
@@ -175,10 +177,11 @@ pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu
 # by 16 elements of 8 vectors, with float32 sums. It takes bf16 as it is: no conversion. Each lane holds a
 # **fragment**, a few elements of each tile. The PTX ISA fixes which lane holds which elements.
 #
-# The trick in `decode_mma.cu`: a dot product does not care in which order it meets its K terms. So each lane
-# loads 16 contiguous bytes (8 elements) of its two rows and of its vector. Two mma.sync take 4 elements each,
-# as that lane's fragment. The fragment layout gives a lane the same positions of W's tile and B's. So every
-# product still pairs W and B at the same k.
+# The trick in `decode_mma.cu`: in exact arithmetic a dot product does not care in which order it meets its K
+# terms. In floating point another order rounds differently, but each plan's order is fixed. So each lane
+# loads 16 contiguous bytes (8 elements) of its two rows and of its vector. Two mma.sync take 4 of each
+# row's and the vector's 8 elements, as that lane's fragment. The layout puts W's column c and B's row c in
+# lanes with the same t, which load both from the same k. So every product still pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
@@ -189,8 +192,9 @@ dc.show_function("decode_mma", "trip")
 # %% [markdown]
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
 # the n = 16 row of the table above: about 1.1x n = 1's time, and slower than cuBLAS. The likely cause is loads,
-# not arithmetic. At n = 16 each warp loads as many bytes of the vectors as of W. In the SASS, ptxas then issues
-# only 13 of a trip's 32 loads before the first mma.sync (23 of 24 at n <= 8), so fewer bytes are in flight.
+# not arithmetic. At n = 16 each warp loads as many bytes of the vectors as of W. In the kernel's SASS, ptxas
+# then issues only 13 of a trip's 32 loads before the first mma.sync (all 24 at n <= 8). So fewer bytes are
+# in flight (`docs/design/decode.md`).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -200,8 +204,8 @@ if ctx.live:  # the same count for the GPU this notebook runs on
 # %% [markdown]
 # ## Explore
 #
-# Pick N, K, n and dtype. On a running kernel you see the kernel gemv chooses and why, and the model's time: the
-# bytes moved over the read ceiling's bandwidth. Beside it are the recorded (or live) times. The plot is time
+# Pick N, K, n and dtype. With a running Jupyter kernel you see the kernel gemv chooses and why, and the
+# model's time: the bytes moved over the read ceiling's bandwidth. Beside it are the recorded (or live) times. The plot is time
 # against n at that shape, where recorded.
 
 # %%
@@ -209,7 +213,8 @@ if ctx.live:  # the same count for the GPU this notebook runs on
 dc.explorer(ctx)
 
 # %% [markdown]
-# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked:
+# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked. The dashed line is what CUDA cores at
+# their peak would need: the longer of reading W and doing the arithmetic.
 
 # %%
 dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
@@ -217,11 +222,12 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # %% [markdown]
 # ## Exercise: two vectors per read of W
 #
-# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. (It calls W's rows M, as
-# notebooks 01 to 05 did.) It reads W for one vector, and leaves C's second column unwritten. Make each
-# 16-byte load of W serve both vectors: load the second vector's 8 elements, keep a second sum, reduce it and
-# write it. Edit the file, then run the cell again. It passes when the result is right and the time is at most
-# 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in `solutions/06_two_vectors.cu`.
+# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. The file calls W `A` and
+# its rows M, as notebooks 01 to 05 did; the two vectors lie one after the other, the second K elements after
+# the first. It reads W for one vector, and leaves C's second column unwritten. Make each 16-byte load of W
+# serve both vectors: load the second vector's 8 elements, keep a second sum, reduce it and write it. Edit the
+# file, then run the cell again. It passes when the error is within gemv's bound (Details) and the time is at
+# most 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -233,7 +239,9 @@ lab.try_kernel("06_two_vectors")
 #   implicit leading 1).
 # - **decode step**: making one token; each layer multiplies its weights by one vector per sequence.
 # - **floor**: the bytes a kernel must move over the read ceiling's bandwidth.
+# - **CUDA cores**: the SM's ordinary arithmetic lanes (fp32 multiply-adds and the like).
 # - **fragment**: the elements of an mma tile that one lane holds, in a layout the PTX ISA fixes.
+# - **n-tile**: 8 vectors, the B tile of one mma.sync; n up to 8 takes one, up to 16 two.
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
 # - **roofline**: attainable FLOP/s against FLOP per byte: memory's slope up to the arithmetic's roof.
 # - **tensor core**: a unit that multiplies small tiles (16 x 16 by 16 x 8 here) in one warp instruction.
@@ -253,12 +261,17 @@ lab.try_kernel("06_two_vectors")
 # - **torch.compile** was timed for bf16 at the eight shapes of `gemvlab.results.decode.SHAPES`, compiled and
 #   autotuned before timing.
 # - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record
-#   (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's 989 TFLOP/s at
-#   1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than Hopper's `wgmma`; its ridge is still far past
-#   n = 16.
+#   of 2026-12-01 (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's
+#   989 TFLOP/s at 1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than `wgmma`, Hopper's larger asynchronous
+#   tensor-core instruction. Its ridge is still far past n = 16.
+# - **Dates**: the setup cell names the main record's date; the decode study was recorded a day later.
+# - **The read ceiling** is timed again for each n, so its column shows the run's spread.
 # - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not (a contiguous (K, n) with n > 1,
-#   or K not a multiple of 8), B is first copied into aligned rows, so each vector reads in 16-byte loads.
-#   Where W's rows do not, W and B are read element by element, more slowly.
+#   or B at an unaligned address), B is first copied into aligned rows, so each vector reads in 16-byte loads.
+#   Where W's rows do not (K not a multiple of 8 in a contiguous W, or a view that starts mid-row), W and B are
+#   read element by element, more slowly.
+# - **torch.compile's pick** is one autotune outcome. The profile's compile at n = 2 picked a Triton kernel
+#   of 30.6 us, faster than cuBLAS's 51.0; the table's compile, another run, took 60.5 us.
 # - **Before sm_80** there is no bf16 `mma.sync`: gemv runs bf16 and fp16 on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
 #   misses against cuBLAS is in `docs/design/decode.md`.

@@ -12,9 +12,10 @@
 // elements) of its rows and of its vector, and hands them to the mma as the elements the fragment
 // layout puts in that lane. Lane (g = lane / 4, t = lane % 4) loads elements k .. k + 7, with
 // k = base + 32 u + 8 t, of W's rows g and g + 8 and of vector g (and g + 8 when n > 8): the first
-// mma takes elements 0-3 of each, the second 4-7. In the PTX ISA's m16n8k16 layout, a lane holds
-// A's columns 2t, 2t+1, 2t+8, 2t+9 and B's rows with the same numbers, so every product still pairs
-// W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
+// mma takes elements 0-3 of each, the second 4-7. In the PTX ISA's m16n8k16 layout, A's column c and
+// B's row c sit in lanes with the same t (lane t holds columns and rows 2t, 2t+1, 2t+8, 2t+9), and
+// every such lane loads them from the same k, so both are relabelled alike and every product still
+// pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
 // where rows start 32-byte aligned, three otherwise.
 //
 // Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8); the warps of a block
@@ -54,9 +55,9 @@ __device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4
 }
 
 // One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
-// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues 23 of the 24 loads
-// of a trip before its first mma.sync with one n-tile, but only 13 of 32 with two.) Even and odd u add
-// into separate sums (acc[0], acc[1]), so two chains of dependent mma.sync run side by side.
+// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues all 24 loads of a
+// trip before its first mma.sync with one n-tile, but only 13 of 32, 7 of them W's, with two.) Even and
+// odd u add into separate sums (acc[0], acc[1]), so two chains of dependent mma.sync run side by side.
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
                                      const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {

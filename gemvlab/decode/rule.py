@@ -107,9 +107,9 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
         f"vectors for n = {n}"),
         (f"{u} loads per row per trip: {per_sm:.1f} tiles of 16 rows per SM on {device.sms} SMs"
-         + (f" (at least {MANY_TILES}, one n-tile: 4 loads, one warp per block)" if u == 4 else "")),
+         + (f" (at least {MANY_TILES}, one n-tile: 4 loads, one or two warps per block)" if u == 4 else "")),
         (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: about {TARGET_WARPS * nt} "
-         f"warps' trips of 8 KiB in flight per SM ({MIN_WARPS} to {MAX_WARPS}, each at least one trip of "
+         f"warps' trips of {u} KiB in flight per SM ({MIN_WARPS} to {MAX_WARPS}, each at least one trip of "
          f"{32 * u} elements)"),
         reads))
 
@@ -121,7 +121,8 @@ def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
     rows = core_rows(nv)
     grid = -(-N // (CORES_BLOCK // 32 * rows))
     why = ("float32: CUDA cores (tensor cores would round it to tf32)" if code == 0 else
-           f"{name} on compute capability {device.limits.compute_capability}: CUDA cores (mma.sync on bf16 needs 8.0)")
+           f"{name} on compute capability {device.limits.compute_capability}: CUDA cores (the m16n8k16 mma.sync "
+           f"needs 8.0)")
     waves = grid / _slots(CORES, CORES_BLOCK, variant, device)
     return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, rows, 1, waves, (
         why, f"{rows} rows per warp share each load of B; compiled for up to {nv} vectors (n = {n})", reads))

@@ -14,9 +14,9 @@ from .context import Context
 #: instructions table).
 FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128, "10.0": 128,
               "12.0": 128}
-#: Dense fp16/bf16 tensor-core FLOP per SM per clock with fp32 sums, from datacenter datasheets'
-#: peaks over SMs x boost clock: H100/H200 989 TFLOP/s, A100 312, L4 121, T4 65 (fp16 only: Turing
-#: has no bf16). GeForce cards of 8.6 and 8.9 do fp32 sums at half this rate.
+#: Dense fp16/bf16 tensor-core FLOP per SM per clock with fp32 sums, the architecture's peak rate
+#: from datacenter datasheets: H100/H200 989 TFLOP/s (wgmma; at 1.83 GHz), A100 312, L4 121, T4 65
+#: (fp16 only: Turing has no bf16). GeForce cards of 8.6 and 8.9 do fp32 sums at half this rate.
 TENSOR_FLOP = {"7.5": 1024, "8.0": 2048, "8.6": 1024, "8.9": 1024, "9.0": 4096}
 
 
@@ -81,8 +81,8 @@ def floors(doc: dict, N: int, K: int) -> None:
     """W's bytes in float32 and in bf16, the floor time each implies at the read ceiling's bandwidth,
     and what gemv measured for both at n = 2."""
     half, full = _rows(doc, N, K, "bfloat16"), _rows(doc, N, K, "float32")
-    ceiling = ceiling_at(doc, N, K)
     for name, e, rows in (("float32", 4, full), ("bfloat16", 2, half)):
+        ceiling = ceiling_at(doc, N, K, name)  # each dtype's read ceiling, timed in its own runs
         nbytes = md.bytes_moved(N, K, 2, md.DTYPES[name])
         measured = (f"gemv measured {rows[2]['gemv']['ms']:.4f} ms ({rows[2]['gemv']['chosen']})" if 2 in rows
                     else "not recorded")
@@ -119,11 +119,11 @@ def vectors_table(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> None:
     rows = _rows(doc, N, K, dtype)
     print(f"{N:,} x {K:,} {dtype}, B = x.t()  [{_label(doc)}]")
     print(f"{'n':>3}{'gemv':>10}{'torch.matmul':>14}{'torch.compile':>15}{'read ceiling':>14}"
-          f"{'torch.matmul / gemv':>21}   (ms)")
+          f"{'torch.matmul / gemv':>21}  gemv's kernel (times in ms)")
     for n, k in sorted(rows.items()):
         c = f"{k['torch.compile']['ms']:.4f}" if "torch.compile" in k else "-"
         print(f"{n:>3}{k['gemv']['ms']:>10.4f}{k['torch.matmul']['ms']:>14.4f}{c:>15}{k['read ceiling']['ms']:>14.4f}"
-              f"{k['torch.matmul']['ms'] / k['gemv']['ms']:>20.2f}x")
+              f"{k['torch.matmul']['ms'] / k['gemv']['ms']:>20.2f}x  {k['gemv']['chosen']}")
 
 
 def cublas_kernels(doc: dict) -> None:
@@ -168,7 +168,8 @@ def ridge(doc: dict, N: int, K: int, live: bool = False) -> tuple[float, float, 
     print(f"  CUDA cores: {cores:.1f} TFLOP/s of fp32 FMA; ridge at {cores * 1e3 / bw:.1f} FLOP per byte")
     if tensor:
         kind = "fp16" if cc == "7.5" else "bf16"
-        print(f"  tensor cores: {tensor:.0f} TFLOP/s of {kind} mma; ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
+        print(f"  tensor cores: {tensor:.0f} TFLOP/s, the dense {kind} peak rate; ridge at {tensor * 1e3 / bw:.0f} "
+              f"FLOP per byte")
     return bw, cores, tensor
 
 
@@ -227,10 +228,11 @@ def explorer(ctx: Context):
     doc = ctx.recorded
     Ns = sorted({r["M"] for r in study.rows(doc)})
     Ks = sorted({r["K"] for r in study.rows(doc)})
-    bw = max(r["GBps"] for r in study.rows(doc) if r["kernel"] == "read ceiling")
+    best = max(r["GBps"] for r in study.rows(doc) if r["kernel"] == "read ceiling")
 
     def show(N, K, n, dtype):
         dt = md.DTYPES[dtype]
+        bw = ceiling_at(doc, N, K, dtype) if _rows(doc, N, K, dtype) else best  # this shape's, where recorded
         W = torch.empty(N, K, dtype=dt, device="cuda" if ctx.live else "meta")
         B = torch.empty(n, K, dtype=dt, device=W.device).t()
         if dt == torch.float32 and n == 1:
