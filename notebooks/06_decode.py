@@ -213,8 +213,8 @@ if ctx.live:  # the same count for the GPU this notebook runs on
 dc.explorer(ctx)
 
 # %% [markdown]
-# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked. The dashed line is what CUDA cores at
-# their peak would need: the longer of reading W and doing the arithmetic.
+# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked. The dashed line is CUDA cores at their
+# peak. It takes the longer of reading W and doing the arithmetic.
 
 # %%
 dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
@@ -251,8 +251,8 @@ lab.try_kernel("06_two_vectors")
 
 # %% [markdown]
 # - **The bound**: gemv's relative error against float64 of the rounded inputs is at most 2^-8 (bf16) or 2^-11
-#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums of inputs of one sign, C in its dtype's normal
-#   range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.51 of it, most of
+#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
+#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.51 of it, most of
 #   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
 #   the exercise to the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
@@ -266,8 +266,9 @@ lab.try_kernel("06_two_vectors")
 #   tensor-core instruction. Its ridge is still far past n = 16.
 # - **Dates**: the setup cell names the main record's date; the decode study was recorded a day later.
 # - **The read ceiling** is timed again for each n, so its column shows the run's spread.
-# - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not (a contiguous (K, n) with n > 1,
-#   or B at an unaligned address), B is first copied into aligned rows, so each vector reads in 16-byte loads.
+# - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not, B is first copied into aligned
+#   rows, so each vector reads in 16-byte loads. That is a contiguous (K, n) with n > 1, or B at an unaligned
+#   address.
 #   Where W's rows do not (K not a multiple of 8 in a contiguous W, or a view that starts mid-row), W and B are
 #   read element by element, more slowly.
 # - **torch.compile's pick** is one autotune outcome. The profile's compile at n = 2 picked a Triton kernel

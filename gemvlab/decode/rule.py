@@ -43,7 +43,6 @@ class DecodePlan:
     grid: int = 0
     vec: int = 0  # 3: W and B read in 16-byte loads; 0: element by element
     copy_b: bool = False  # B's vectors are strided or unaligned: copied into aligned rows first
-    rows_per_warp: int = 0
     warps_split_k: int = 1  # decode_mma: warps of a block sharing its rows, each a part of K
     waves: float = 0.0
     reasons: tuple = field(default=(), compare=False)  # sentences, one per decision
@@ -103,7 +102,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
         warps //= 2  # a block's registers must fit in the SM's
     waves = tiles / _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
-    return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, 16, warps, waves, (
+    return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, warps, waves, (
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
         f"vectors for n = {n}"),
         (f"{u} loads per row per trip: {per_sm:.1f} tiles of 16 rows per SM on {device.sms} SMs"
@@ -124,7 +123,7 @@ def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
            f"{name} on compute capability {device.limits.compute_capability}: CUDA cores (the m16n8k16 mma.sync "
            f"needs 8.0)")
     waves = grid / _slots(CORES, CORES_BLOCK, variant, device)
-    return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, rows, 1, waves, (
+    return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, 1, waves, (
         why, f"{rows} rows per warp share each load of B; compiled for up to {nv} vectors (n = {n})", reads))
 
 

@@ -186,14 +186,7 @@ def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: 
         ns = list(study.VECTORS)
         ax.plot(ns, [md.bytes_moved(N, K, n, md.DTYPES[dtype]) / bw / 1e6 for n in ns], "k:",
                 label=f"model: bytes moved over {bw:.0f} GB/s")
-        ax.set_xlabel("n (vectors)")
-        ax.set_ylabel("ms")
-        ax.set_xticks(ns)
-        ax.legend(fontsize=8)
-        ax.set_title(f"{N:,} x {K:,} {dtype}: not recorded, the model only", fontsize=9)
-        fig.tight_layout()
-        plt.close(fig)
-        return fig
+        return _finish(fig, ax, ns, f"{N:,} x {K:,} {dtype}: not recorded, the model only")
     for kernel, style in (("gemv", "o-"), ("torch.matmul", "s-"), ("torch.compile", "^--"), ("read ceiling", "k:")):
         pts = [(n, rows[n][kernel]["ms"]) for n in ns if kernel in rows[n]]
         if pts:
@@ -207,11 +200,18 @@ def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: 
         ridge = cores_TFLOPs * 1e3 / bw * md.DTYPES[dtype].itemsize / 2
         ax.axvline(ridge, color="#dd8452", ls=":", lw=1)
         ax.text(ridge, ax.get_ylim()[1] * 0.97, f" ridge n = {ridge:.1f}", color="#dd8452", fontsize=8, va="top")
+    return _finish(fig, ax, ns, f"{N:,} x {K:,} {dtype}  [{_label(doc)}]")
+
+
+def _finish(fig, ax, ns, title: str):
+    """Axes of time against n, titled; the figure closed in pyplot (the cell shows it once)."""
+    import matplotlib.pyplot as plt
+
     ax.set_xlabel("n (vectors)")
     ax.set_ylabel("ms")
     ax.set_xticks(ns)
     ax.legend(fontsize=8)
-    ax.set_title(f"{N:,} x {K:,} {dtype}  [{_label(doc)}]", fontsize=9)
+    ax.set_title(title, fontsize=9)
     fig.tight_layout()
     plt.close(fig)
     return fig
