@@ -173,8 +173,7 @@ def measure(probe, M, K, extra, rounds=3) -> list[dict]:
         errs[name] = relative_error(fn(), ref)
         fns[name] = fn
     fns["torch.matmul"] = lambda: torch.matmul(A, B)
-    pick = ceiling.measure(A, warmup_ms=5, rep_ms=20)
-    fns["read ceiling"] = ceiling.launcher(A, pick["block"], pick["variant"])
+    fns["read ceiling"] = ceiling.fastest(A)[0]
     timed = time_round_robin(fns, rounds=rounds, warmup_ms=5, rep_ms=40)
     plans = dict(candidates(plan, lda, dispatch.Device.of()))
     rows = []
@@ -255,9 +254,7 @@ def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
         fns[name] = (lambda launch=launch: launch(W, B))
         names[name] = f"{p.name}, {p.block} threads"
     fns["torch.matmul"] = lambda: torch.matmul(W, B)
-    flat = W.view(torch.float32)
-    pick = ceiling.measure(flat, warmup_ms=5, rep_ms=20)
-    fns["read ceiling"] = ceiling.launcher(flat, pick["block"], pick["variant"])
+    fns["read ceiling"] = ceiling.fastest(W)[0]
     timed = time_round_robin(fns, rounds=rounds, warmup_ms=5, rep_ms=30)
     moved = md.bytes_moved(N, K, n, dtype)
     return [{"N": N, "K": K, "n": n, "dtype": str(dtype).removeprefix("torch."), "candidate": name,

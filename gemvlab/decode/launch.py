@@ -84,8 +84,7 @@ def launcher(A, B, transposed: bool = False):
     """The launch gemv uses for A and B: from the cache when this layout was seen before, else
     checked and planned now. Has a .plan."""
     try:
-        key = (A.shape, A.stride(), A.dtype, A.device, B.shape, B.stride(), B.dtype,
-               A.data_ptr() % 16, B.data_ptr() % 16, type(A), type(B), transposed)
+        key = (*native.layout_key(A, B), transposed)
     except AttributeError:  # not tensors: let the full check say what they are
         checks.decode_operands(A, B)
         raise

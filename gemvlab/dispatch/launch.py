@@ -74,8 +74,7 @@ def launcher(A, B):
     """The launch gemv uses for A and B: from the cache when this (shape, strides, dtype, device,
     alignment) was seen before, else checked and planned now. Has a .plan."""
     try:
-        key = (A.shape, A.stride(), A.dtype, A.device, B.shape, B.stride(), B.dtype,
-               A.data_ptr() % 16, B.data_ptr() % 16, type(A), type(B))
+        key = native.layout_key(A, B)
     except AttributeError:  # not tensors: let the full check say what they are
         checks.operands(A, B, any_row_stride=True)
         raise

@@ -60,6 +60,20 @@ def launcher(A, block: int = 512, blocks: int | None = None, sink=None):
     return launch
 
 
+def fastest(A, **timing):
+    """(launch, measurement) of the fastest read-only pass over A's bytes (any dtype, viewed as
+    float32 rows), for timing beside a kernel in the same run; None where A is not contiguous, its
+    rows are not a whole number of floats, or it does not start 16-byte aligned."""
+    if A.dtype != torch.float32:
+        if not A.is_contiguous() or (A.element_size() * A.shape[-1]) % 4:
+            return None
+        A = A.view(torch.float32)
+    if A.data_ptr() % 16:
+        return None
+    pick = measure(A, **{"warmup_ms": 5, "rep_ms": 20, **timing})
+    return launcher(A, pick["block"], pick["variant"]), pick
+
+
 def row(M: int, K: int, t, block: int, grid: int) -> dict:
     """A read-ceiling measurement as a row of the results schema (GB/s counts A's bytes alone)."""
     return dict(kind="read_ceiling", stage="read ceiling", number=None, M=M, K=K, block=block, variant=grid,

@@ -84,10 +84,9 @@ def compare(W, B, rounds: int = 3, compiled=None, peers: bool = True, **timing) 
             compiled(W, B)  # compile (and autotune) before any timing
             fns["torch.compile"] = lambda: compiled(W, B)
             errs["torch.compile"] = relative_error(compiled(W, B).float(), ref)
-        flat = W.view(torch.float32) if W.is_contiguous() and (W.element_size() * K) % 4 == 0 else None
-        if flat is not None and flat.data_ptr() % 16 == 0:
-            pick = ceiling.measure(flat, warmup_ms=5, rep_ms=20)
-            fns["read ceiling"] = ceiling.launcher(flat, pick["block"], pick["variant"])
+        found = ceiling.fastest(W)
+        if found:
+            fns["read ceiling"] = found[0]
     timed = time_round_robin(fns, rounds=rounds, **timing)
     moved = bytes_moved(N, K, n, W.dtype)
     out = []

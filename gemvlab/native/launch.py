@@ -102,6 +102,13 @@ except AttributeError:  # pragma: no cover - older torch
         return torch.cuda.current_stream(index).cuda_stream
 
 
+def layout_key(A, B) -> tuple:
+    """Everything a plan depends on in A and B (shape, strides, dtype, device, alignment, type): the
+    key of the dispatchers' launch caches. Raises AttributeError for what is not a tensor."""
+    return (A.shape, A.stride(), A.dtype, A.device, B.shape, B.stride(), B.dtype,
+            A.data_ptr() % 16, B.data_ptr() % 16, type(A), type(B))
+
+
 def stream(device_index: int) -> int:
     """The current CUDA stream's handle on a device (what every launcher takes last)."""
     return _raw_stream(device_index)

@@ -109,6 +109,13 @@ def profiles() -> dict:
     return out
 
 
+def label(doc: dict) -> str:
+    """'recorded on NVIDIA H200, 2026-12-02': the decode study's own machine and date (it may be
+    recorded apart from the rest of the file)."""
+    d = doc.get("decode") or {}
+    return f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
+
+
 def rows(doc: dict) -> list[dict]:
     """The decode table's rows (one per case and kernel), with source and gpu."""
     d = doc.get("decode") or {}
@@ -131,7 +138,5 @@ def format_rows(doc: dict) -> str:
         last = case
     if not rows(doc):
         return "no decode study in this file: python -m gemvlab record --decode measures one on a GPU"
-    d = doc["decode"]
-    when = f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
-    lines.append(f"source: {when}; B is x.t() for an activation x (n, K); vs ceiling compares bandwidth")
+    lines.append(f"source: {label(doc)}; B is x.t() for an activation x (n, K); vs ceiling compares bandwidth")
     return "\n".join(lines)

@@ -58,11 +58,6 @@ def ceiling_at(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> float:
     return statistics.median(got)
 
 
-def _label(doc: dict) -> str:
-    d = doc.get("decode") or {}
-    return f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
-
-
 def live_vectors(ctx: Context, N: int, K: int, dtype: str = "bfloat16", vectors=study.VECTORS) -> dict:
     """The decode study at one shape: measured now on a GPU (gemv, torch.matmul, the read ceiling),
     else the recorded file. Returns a results document with a decode section."""
@@ -89,7 +84,7 @@ def floors(doc: dict, N: int, K: int) -> None:
         print(f"{name:>9}: W is {e * N * K / 1e6:.1f} MB; floor {nbytes / ceiling / 1e6:.4f} ms at {ceiling:.0f} GB/s; "
               f"{measured}")
     if 2 in full and 2 in half:
-        print(f"bf16 takes {half[2]['gemv']['ms'] / full[2]['gemv']['ms']:.2f} of float32's time  [{_label(doc)}]")
+        print(f"bf16 takes {half[2]['gemv']['ms'] / full[2]['gemv']['ms']:.2f} of float32's time  [{study.label(doc)}]")
 
 
 def accumulation(N: int = 512, K: int = 4096, seed: int = 0) -> None:
@@ -117,7 +112,7 @@ def accumulation(N: int = 512, K: int = 4096, seed: int = 0) -> None:
 def vectors_table(doc: dict, N: int, K: int, dtype: str = "bfloat16") -> None:
     """Per n: gemv, torch.matmul, torch.compile (where recorded) and the read ceiling, with ratios."""
     rows = _rows(doc, N, K, dtype)
-    print(f"{N:,} x {K:,} {dtype}, B = x.t()  [{_label(doc)}]")
+    print(f"{N:,} x {K:,} {dtype}, B = x.t()  [{study.label(doc)}]")
     print(f"{'n':>3}{'gemv':>10}{'torch.matmul':>14}{'torch.compile':>15}{'read ceiling':>14}"
           f"{'torch.matmul / gemv':>21}  gemv's kernel (times in ms)")
     for n, k in sorted(rows.items()):
@@ -132,7 +127,7 @@ def cublas_kernels(doc: dict) -> None:
     if not prof:
         print("no profiles recorded")
         return
-    print(f"{prof['M']:,} x {prof['K']:,} {prof['dtype']}, the kernels torch.matmul launches  [{_label(doc)}]")
+    print(f"{prof['M']:,} x {prof['K']:,} {prof['dtype']}, the kernels torch.matmul launches  [{study.label(doc)}]")
     for n, kernels in prof["kernels"].items():
         for k in kernels:
             name = k["name"].split("(")[0].removeprefix("void ")
@@ -200,7 +195,7 @@ def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: 
         ridge = cores_TFLOPs * 1e3 / bw * md.DTYPES[dtype].itemsize / 2
         ax.axvline(ridge, color="#dd8452", ls=":", lw=1)
         ax.text(ridge, ax.get_ylim()[1] * 0.97, f" ridge n = {ridge:.1f}", color="#dd8452", fontsize=8, va="top")
-    return _finish(fig, ax, ns, f"{N:,} x {K:,} {dtype}  [{_label(doc)}]")
+    return _finish(fig, ax, ns, f"{N:,} x {K:,} {dtype}  [{study.label(doc)}]")
 
 
 def _finish(fig, ax, ns, title: str):
