@@ -209,7 +209,7 @@ def decode_candidates(plan, device):
                 out.append((f"warps={warps}", replace(plan, block=32 * warps), None))
         code, nt, u = args
         other = encode(code, nt, 12 - u)  # the other compiled loads per trip (4 <-> 8)
-        for warps in (1, 2, 4):
+        for warps in (1, 2, 4, 8):
             if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
                 out.append((f"U={12 - u} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
     else:
@@ -280,11 +280,12 @@ def tune_decode(out: str) -> int:
         print(f"{N:>7} x {K:<6} n={n:<2} {rule['dtype']:<8} rule {rule['plan']:<34} {rule['ms']:.4f} ms "
               f"({peer['torch.matmul'] / rule['ms']:.2f}x torch, {peer['read ceiling'] / rule['ms']:.2f} of ceiling); "
               f"fastest {best['candidate']} {best['ms']:.4f} ({best['vs_rule']:.3f}x)", flush=True)
+        write_rows(out, rows, "gemvlab's decode rule against one change at a time", quiet=True)  # kept if cut short
     write_rows(out, rows, "gemvlab's decode rule against one change at a time")
     return 0
 
 
-def write_rows(out: str, rows: list, what: str) -> None:
+def write_rows(out: str, rows: list, what: str, quiet: bool = False) -> None:
     import torch
 
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -294,7 +295,8 @@ def write_rows(out: str, rows: list, what: str) -> None:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    print(f"wrote {out}: {len(rows)} rows")
+    if not quiet:
+        print(f"wrote {out}: {len(rows)} rows")
 
 
 def main(argv=None) -> int:
