@@ -165,5 +165,7 @@ def test_bad_inputs_raise_before_launch_and_context_survives(gpu):
 def test_python_adds_at_most_10_us_per_call(gpu):
     from gemvlab.measure import overhead
 
-    result = overhead.measure(4096, 4096, dtype=torch.bfloat16, vectors=4)
+    # the least of three samples: noise (a clock ramping, another process) only ever adds time
+    result = min((overhead.measure(4096, 4096, dtype=torch.bfloat16, vectors=4) for _ in range(3)),
+                 key=lambda r: r["added_us"])
     assert result["added_us"] <= 10, result
