@@ -170,6 +170,21 @@ def test_mma_launches_fit_the_sm(device=H200):
         assert decode.MMA.occupancy(plan.block, plan.variant, device.limits, shared).blocks_per_sm >= 1, plan
 
 
+def test_mma_warps_fall_as_tiles_per_sm_rise(device=H200):
+    """decode_mma: more rows, fewer warps per block sharing each tile's K (never fewer than the
+    minimum, never more warps than trips of K); loads per trip fixed by the n-tiles, except where
+    too few tiles leave too few warps (8 loads there)."""
+    for n in (1, 4, 16):
+        plans = [choose(N, 8192, n, BF, device) for N in (16, 1024, 4096, 16_384, 65_536, 262_144)]
+        warps = [p.warps_split_k for p in plans]
+        assert warps == sorted(warps, reverse=True), (n, warps)
+        assert warps[-1] == rule.MIN_WARPS[n_tiles(plans[0])] and warps[0] <= rule.MAX_WARPS, (n, warps)
+        loads = [decode.MMA.arguments(p.variant)[2] for p in plans]
+        assert loads[0] == 8 and len(set(loads[2:])) == 1, (n, loads)  # fewer tiles than SMs: 8 loads
+    short = choose(100_000 // 100, 100, 16, BF, device)  # K = 100: one trip of 256 elements
+    assert short.warps_split_k == 1
+
+
 @DEVICES
 def test_every_plan_uses_a_compiled_variant_and_describes_itself(device):
     """Every plan the rule returns names a compiled variant of its kernel and reads as text."""

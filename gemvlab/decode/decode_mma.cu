@@ -55,8 +55,8 @@ __device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4
 }
 
 // One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
-// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues all 24 loads of a
-// trip before its first mma.sync with one n-tile, but only 13 of 32, 7 of them W's, with two.) Even and
+// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues all of a trip's loads
+// before its first mma.sync with one n-tile, 12 or 24, but only 13 of 32, 7 of them W's, with two.) Even and
 // odd u add into separate sums (acc[0], acc[1]), so two chains of dependent mma.sync run side by side.
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],

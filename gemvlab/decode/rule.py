@@ -17,16 +17,17 @@ from ..gpu.device import Device
 from ..native.kernel import encode
 from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 
-#: decode_mma keeps about this many warps' trips of 8 KiB (16 rows x 8 loads x 16 bytes x 4 lanes)
-#: in flight per SM, as many again of B's with two n-tiles: warps per block = TARGET_WARPS x NT x
-#: (8 / U) / (tiles of 16 rows per SM), to the nearest power of two, within MIN_WARPS..MAX_WARPS
-#: (the warps of a block split K between them) ...
-TARGET_WARPS = 8
-MIN_WARPS = 1
+#: decode_mma's 16-byte loads per row per lane per trip (U), by n-tiles: a warp's trip reads U KiB
+#: of W (16 rows x U loads x 16 bytes x 4 lanes) and NT x U / 2 KiB of B's vectors. Where there
+#: are too few tiles for TARGET_WARPS warps per SM within MAX_WARPS per block, U is 8 whatever NT,
+#: so that the warps there are keep as many bytes in flight.
+LOADS = {1: 4, 2: 8}
+#: The warps per SM the rule aims at: warps per block = TARGET_WARPS / (tiles of 16 rows per SM), to
+#: the nearest power of two, within MIN_WARPS[NT]..MAX_WARPS (the warps of a block split K between
+#: them, each at least one trip).
+TARGET_WARPS = 16
+MIN_WARPS = {1: 1, 2: 2}
 MAX_WARPS = 16
-#: ... with U = 8 loads per row per trip, or U = 4 (one n-tile) where there are at least this many
-#: tiles per SM: each block then one or two warps, many resident per SM.
-MANY_TILES = 10
 #: decode_cores: threads per block.
 CORES_BLOCK = 128
 
@@ -94,10 +95,10 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     nt = 1 if n <= 8 else 2
     tiles = -(-N // 16)
     per_sm = tiles / device.sms
-    u = 4 if nt == 1 and per_sm >= MANY_TILES else 8
+    u = LOADS[nt] if TARGET_WARPS / per_sm <= MAX_WARPS else 8
     trips = -(-K // (32 * u))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
-    warps = min(most, max(MIN_WARPS, _nearest_pow2(TARGET_WARPS * nt * (8 / u) / per_sm)))
+    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(TARGET_WARPS / per_sm)))
     variant = encode(code, nt, u)
     while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
         warps //= 2  # a block's registers must fit in the SM's
@@ -105,11 +106,12 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, warps, waves, (
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
         f"vectors for n = {n}"),
-        (f"{u} loads per row per trip: {per_sm:.1f} tiles of 16 rows per SM on {device.sms} SMs"
-         + (f" (at least {MANY_TILES}, one n-tile: 4 loads, one or two warps per block)" if u == 4 else "")),
-        (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: about {TARGET_WARPS * nt} "
-         f"warps' trips of {u} KiB in flight per SM ({MIN_WARPS} to {MAX_WARPS}, each at least one trip of "
-         f"{32 * u} elements)"),
+        (f"{u} loads per row per trip with {nt} n-tile{'s' if nt > 1 else ''}"
+         + (f" (too few tiles for {TARGET_WARPS} warps per SM)" if u != LOADS[nt] else "")
+         + f": each warp's trip reads {u} KiB of W and {nt * u // 2} KiB of B"),
+        (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: {per_sm:.1f} tiles of 16 rows "
+         f"per SM on {device.sms} SMs, about {TARGET_WARPS} warps per SM ({MIN_WARPS[nt]} to {MAX_WARPS} per block, "
+         f"each at least one trip of {32 * u} elements)"),
         reads))
 
 
