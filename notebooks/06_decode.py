@@ -88,10 +88,10 @@ dc.show_function("decode_cores", "step")
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
-# bf16 takes 0.54 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
+# bf16 takes 0.53 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
 # tensor cores (`decode_mma`, later in this notebook) and float32 on CUDA cores. Both sum in float32.
 # `decode_cores<0, 2>` is the dtype's code (0 is float32) and the vectors it is compiled for.
-# `decode_mma<2, 1, 8>` is the dtype's code (2 is bf16), the tiles of 8 vectors, and the loads per trip.
+# `decode_mma<2, 1, 4>` is the dtype's code (2 is bf16), the tiles of 8 vectors, and the loads per trip.
 #
 # ### Why the sums stay in float32
 #
@@ -142,13 +142,13 @@ dc.cublas_kernels(ctx.recorded)
 # %% [markdown]
 # At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM (matrix-matrix multiply) template built
 # for sm_80 (its name says so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
-# explains at most 132 / 112 = 1.18x. Its time is 1.68x n = 1's (51.0 against 30.3 us). At n = 3 it picks one built for
+# explains at most 132 / 112 = 1.18x. Its time is 1.49x n = 1's (50.5 against 33.8 us). At n = 3 it picks one built for
 # sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90, the H200's architecture).
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
 # compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
-# Its timing is not this table's, so its pick can lose here, as at n = 16. In the table it is no faster than
-# torch.matmul at any n.
+# It autotunes with its own timing, not this table's, so its pick can lose here, as at n = 16. In the table it never beats
+# torch.matmul by more than 1 %.
 
 # %% [markdown]
 # ## The ridge point
@@ -191,10 +191,10 @@ dc.show_function("decode_mma", "trip")
 
 # %% [markdown]
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
-# the n = 16 row of the table above: about 1.1x n = 1's time, and slower than cuBLAS. The likely cause is loads,
-# not arithmetic. At n = 16 each warp loads as many bytes of the vectors as of W. In the kernel's SASS, ptxas
-# then issues only 13 of a trip's 32 loads before the first mma.sync (all 24 at n <= 8). So fewer bytes are
-# in flight (`docs/design/decode.md`).
+# the n = 16 row of the table above: 1.13x n = 1's time, and slower than cuBLAS. Arithmetic is not the
+# cause. At n = 16 each warp loads as many bytes of the vectors as of W, and ptxas issues only 13 of a trip's
+# 32 loads before the first mma.sync. Why it takes 13 % longer is not settled (`docs/design/decode.md` lists
+# what was measured).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -252,14 +252,14 @@ lab.try_kernel("06_two_vectors")
 # %% [markdown]
 # - **The bound**: gemv's relative error against float64 of the rounded inputs is at most 2^-8 (bf16) or 2^-11
 #   (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
-#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.51 of it, most of
+#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.53 of it, most of
 #   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
 #   the exercise to the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
 #   repeat row N - 1. Their sums are never written.
 # - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits.
-# - **torch.compile** was timed for bf16 at the eight shapes of `gemvlab.results.decode.SHAPES`, compiled and
-#   autotuned before timing.
+# - **torch.compile** was timed for every bf16 and fp16 case of the record, compiled and autotuned before
+#   timing.
 # - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record
 #   of 2026-12-01 (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's
 #   989 TFLOP/s at 1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than `wgmma`, Hopper's larger asynchronous
@@ -271,8 +271,8 @@ lab.try_kernel("06_two_vectors")
 #   address.
 #   Where W's rows do not (K not a multiple of 8 in a contiguous W, or a view that starts mid-row), W and B are
 #   read element by element, more slowly.
-# - **torch.compile's pick** is one autotune outcome. The profile's compile at n = 2 picked a Triton kernel
-#   of 30.6 us, faster than cuBLAS's 51.0; the table's compile, another run, took 60.5 us.
+# - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
+#   cuBLAS's kernel (51.1 and 50.8 us).
 # - **Before sm_80** there is no bf16 `mma.sync`: gemv runs bf16 and fp16 on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
 #   misses against cuBLAS is in `docs/design/decode.md`.
