@@ -147,8 +147,8 @@ dc.cublas_kernels(ctx.recorded)
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
 # compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
-# It autotunes with its own timing, not this table's, so its pick can lose here, as at n = 16. In the table it never beats
-# torch.matmul by more than 1 %.
+# At n = 1 this mode rewrites the product as a multiply and a sum, so cuBLAS is not timed: 1.25x slower here.
+# It also loses at n = 8 (1.06x) and 16 (1.43x), and never wins by more than 1 %.
 
 # %% [markdown]
 # ## The ridge point
@@ -193,8 +193,7 @@ dc.show_function("decode_mma", "trip")
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
 # the n = 16 row of the table above: 1.13x n = 1's time, and slower than cuBLAS. Arithmetic is not the
 # cause. At n = 16 each warp loads as many bytes of the vectors as of W, and ptxas issues only 13 of a trip's
-# 32 loads before the first mma.sync. Why it takes 13 % longer is not settled (`docs/design/decode.md` lists
-# what was measured).
+# 32 loads before the first mma.sync. Why it takes 13 % longer is not settled (`docs/design/decode.md`).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -250,8 +249,8 @@ lab.try_kernel("06_two_vectors")
 # ## Details
 
 # %% [markdown]
-# - **The bound**: gemv's relative error against float64 of the rounded inputs is at most 2^-8 (bf16) or 2^-11
-#   (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
+# - **The bound**: gemv's relative error (the norm of C's error over the norm of C) against float64 of the
+#   rounded inputs is held to 2^-8 (bf16) or 2^-11 (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
 #   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.53 of it, most of
 #   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
 #   the exercise to the same bound.
@@ -264,15 +263,16 @@ lab.try_kernel("06_two_vectors")
 #   of 2026-12-01 (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's
 #   989 TFLOP/s at 1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than `wgmma`, Hopper's larger asynchronous
 #   tensor-core instruction. Its ridge is still far past n = 16.
-# - **Dates**: the setup cell names the main record's date; the decode study was recorded a day later.
+# - **Dates**: the setup cell names the main record's date; the decode study was recorded on 2026-12-02 (UTC).
 # - **The read ceiling** is timed again for each n, so its column shows the run's spread.
 # - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not, B is first copied into aligned
 #   rows, so each vector reads in 16-byte loads. That is a contiguous (K, n) with n > 1, or B at an unaligned
 #   address.
-#   Where W's rows do not (K not a multiple of 8 in a contiguous W, or a view that starts mid-row), W and B are
-#   read element by element, more slowly.
+#   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
+#   mid-row), W and B are read element by element, more slowly.
 # - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
 #   cuBLAS's kernel (51.1 and 50.8 us).
-# - **Before sm_80** there is no bf16 `mma.sync`: gemv runs bf16 and fp16 on `decode_cores.cu` there.
+# - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
+#   on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
 #   misses against cuBLAS is in `docs/design/decode.md`.

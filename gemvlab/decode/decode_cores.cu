@@ -41,7 +41,7 @@ __device__ __forceinline__ void step(float (&acc)[R][NV], const typename Elem<CO
     }
 }
 
-// Rows per warp for NV vectors: few vectors, few rows (more warps, more loads in flight); many
+// Rows per warp for NV vectors: few vectors, few rows (more warps for the same rows); many
 // vectors, more rows, so that each load of B serves more of W (B's loads come from the L1).
 #ifndef GEMV_CORE_ROWS
 #error "GEMV_CORE_ROWS comes from gemvlab (gemvlab.decode.kernels.DEFINES): build through gemvlab"

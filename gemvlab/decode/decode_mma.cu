@@ -43,7 +43,7 @@ __device__ __forceinline__ void mma16816(float acc[4], unsigned a0, unsigned a1,
                      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     }
 #else
-    __trap();  // no bf16 mma before sm_80: the rule picks decode_cores there
+    __trap();  // no m16n8k16 mma.sync before sm_80: the rule picks decode_cores there
 #endif
 }
 
@@ -56,8 +56,8 @@ __device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4
 
 // One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
 // written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues all of a trip's loads
-// before its first mma.sync with one n-tile, 12 or 24, but only 13 of 32, 7 of them W's, with two.) Even and
-// odd u add into separate sums (acc[0], acc[1]), so two chains of dependent mma.sync run side by side.
+// before its first mma.sync with one n-tile, 12 or 24, but only 13 of 32, 7 of them W's, with two at U = 8.)
+// Even and odd u add into separate sums (acc[0], acc[1]): two chains of dependent mma.sync per n-tile.
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
                                      const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {
@@ -76,7 +76,7 @@ __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem
         for (int nt = 0; nt < NT; ++nt) mma_pair<CODE>(acc[u & 1][nt], wr[0][u], wr[1][u], xr[nt][u]);
 }
 
-// A trip element by element, one load at a time (few registers): for the row's last, partial trip,
+// A trip element by element, one u at a time (few registers): for the row's last, partial trip,
 // where elements past K load as zeros, and for rows or vectors that are not 16-byte aligned.
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],

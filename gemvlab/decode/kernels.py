@@ -21,7 +21,7 @@ DTYPE_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2}
 #: Elements in one 16-byte load.
 PER_LOAD = {torch.float32: 4, torch.float16: 8, torch.bfloat16: 8}
 #: decode_cores: rows per warp (each load of B serves them all): CORE_ROWS_FEW where the kernel is
-#: compiled for at most CORE_FEW_VECTORS vectors (more warps, more loads of W in flight), else
+#: compiled for at most CORE_FEW_VECTORS vectors (more warps for the same rows), else
 #: CORE_ROWS.
 CORE_ROWS_FEW = 2
 CORE_ROWS = 4

@@ -1,5 +1,6 @@
 """The decode rule: which kernel and launch gemvlab.gemv(W, B) uses for bf16, fp16 or several
-vectors, as a pure function of numbers (N, K, n, dtype, alignment, SM count, L2 size).
+vectors, as a pure function of numbers (N, K, n, dtype, alignment, SM count; a device's L2 size is
+not an input: W is read once whatever its size).
 
     plan = choose(N, K, n, dtype, lda, w_mod16, ldb, ldv, b_mod16, device)
     print(plan.describe())
@@ -111,7 +112,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
          + f": each warp's trip reads {u} KiB of W and {nt * u // 2} KiB of B"),
         (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: {per_sm:.1f} tiles of 16 rows "
          f"per SM on {device.sms} SMs, about {TARGET_WARPS} warps per SM ({MIN_WARPS[nt]} to {MAX_WARPS} per block, "
-         f"each at least one trip of {32 * u} elements)"),
+         f"but no more than K's trips of {32 * u} elements and what an SM's registers hold)"),
         reads))
 
 
