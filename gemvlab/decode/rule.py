@@ -21,7 +21,7 @@ from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 #: decode_mma's 16-byte loads per row per lane per trip (U), by n-tiles: a warp's trip reads U KiB
 #: of W (16 rows x U loads x 16 bytes x 4 lanes) and NT x U / 2 KiB of B's vectors. Where there
 #: are too few tiles for TARGET_WARPS warps per SM within MAX_WARPS per block, U is 8 whatever NT,
-#: so that the warps there are keep as many bytes in flight.
+#: so that the few warps there keep more bytes in flight.
 LOADS = {1: 4, 2: 8}
 #: The warps per SM the rule aims at: warps per block = TARGET_WARPS / (tiles of 16 rows per SM), to
 #: the nearest power of two, within MIN_WARPS[NT]..MAX_WARPS (the warps of a block split K between
