@@ -32,6 +32,14 @@ def not_on_gpu_message(name: str, device) -> str:
             f"first: {name} = {name}.cuda() (or create it with device='cuda')")
 
 
+def _tensors(A, B, dtype_arg: str) -> None:
+    """A and B must be tensors; the fix names torch.as_tensor with `dtype_arg` ("" or "dtype=..., ")."""
+    for name, t in (("A", A), ("B", B)):
+        if not isinstance(t, torch.Tensor):
+            raise GemvInputError(f"{name} is a {type(t).__name__}, not a torch.Tensor: "
+                                 f"pass torch.as_tensor({name}, {dtype_arg}device='cuda')")
+
+
 def _one_gpu_and_rows(A, B, M: int, K: int, require_cuda: bool) -> None:
     """A and B on one device (a GPU unless `require_cuda` is False), and A's rows of adjacent elements."""
     if A.device != B.device:
@@ -55,10 +63,7 @@ def operands(A, B, *, any_row_stride: bool, require_cuda: bool = True) -> tuple[
     floats) and copies a strided B; the stages need A and B contiguous. `require_cuda=False`
     skips only the "on a GPU" check, so the rest can be tested with CPU or meta tensors.
     """
-    for name, t in (("A", A), ("B", B)):
-        if not isinstance(t, torch.Tensor):
-            raise GemvInputError(f"{name} is a {type(t).__name__}, not a torch.Tensor: "
-                                 f"pass torch.as_tensor({name}, dtype=torch.float32, device='cuda')")
+    _tensors(A, B, "dtype=torch.float32, ")
     for name, t in (("A", A), ("B", B)):
         if t.dtype != torch.float32:
             raise GemvInputError(f"{name} is {t.dtype}; gemvlab's kernels read float32. "
@@ -151,10 +156,7 @@ def decode_operands(A, B, *, require_cuda: bool = True) -> tuple[int, int, int, 
     DECODE_DTYPES, for the decode kernels; returns (N, K, n, lda, ldb, ldv): A's row stride and B's
     stride from one k to the next and from one vector to the next, in elements. B may have any
     strides (contiguous (K, n), or x.t() for an activation x of shape (n, K))."""
-    for name, t in (("A", A), ("B", B)):
-        if not isinstance(t, torch.Tensor):
-            raise GemvInputError(f"{name} is a {type(t).__name__}, not a torch.Tensor: "
-                                 f"pass torch.as_tensor({name}, device='cuda')")
+    _tensors(A, B, "")
     for name, t in (("A", A), ("B", B)):
         if t.dtype not in DECODE_DTYPES:
             kind = "integer" if not (t.dtype.is_floating_point or t.dtype.is_complex) else str(t.dtype)
