@@ -172,17 +172,29 @@ def test_mma_launches_fit_the_sm(device=H200):
 
 def test_mma_warps_fall_as_tiles_per_sm_rise(device=H200):
     """decode_mma: more rows, fewer warps per block sharing each tile's K (never fewer than the
-    minimum, never more warps than trips of K); loads per trip fixed by the n-tiles, except where
-    too few tiles leave too few warps (8 loads there)."""
+    minimum, nor than the trips bound allows, never more warps than trips of K); loads per trip
+    fixed by the n-tiles, except where too few tiles leave too few warps (8 loads there)."""
     for n in (1, 4, 16):
         plans = [choose(N, 8192, n, BF, device) for N in (16, 1024, 4096, 16_384, 65_536, 262_144)]
         warps = [p.warps_split_k for p in plans]
+        trips = 8192 // (32 * decode.MMA.arguments(plans[-1].variant)[2])
+        floor = max(rule.MIN_WARPS[n_tiles(plans[0])], min(rule.TRIP_WARPS, trips // rule.MAX_TRIPS))
         assert warps == sorted(warps, reverse=True), (n, warps)
-        assert warps[-1] == rule.MIN_WARPS[n_tiles(plans[0])] and warps[0] <= rule.MAX_WARPS, (n, warps)
+        assert warps[-1] == floor and warps[0] <= rule.MAX_WARPS, (n, warps)
         loads = [decode.MMA.arguments(p.variant)[2] for p in plans]
         assert loads[0] == 8 and len(set(loads[2:])) == 1, (n, loads)  # fewer tiles than SMs: 8 loads
     short = choose(100_000 // 100, 100, 16, BF, device)  # K = 100: one trip of 256 elements
     assert short.warps_split_k == 1
+
+
+def test_mma_warps_bound_each_warps_trips(device=H200):
+    """decode_mma with many tiles per SM: enough warps per block that each walks at most MAX_TRIPS
+    trips of K, until TRIP_WARPS warps; more trips than that leave it at TRIP_WARPS."""
+    for K in (1024, 2048, 4096, 8192, 16_384, 65_536):
+        plan = choose(262_144, K, 4, BF, device)  # 124 tiles of 16 rows per SM: the TARGET_WARPS term is 1
+        trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
+        assert plan.warps_split_k >= min(rule.TRIP_WARPS, trips / rule.MAX_TRIPS / 2 ** 0.5), (K, plan.warps_split_k)
+        assert plan.warps_split_k <= max(1, min(rule.TRIP_WARPS, 2 ** 0.5 * trips / rule.MAX_TRIPS)), (K, plan)
 
 
 @DEVICES

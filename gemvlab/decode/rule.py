@@ -29,6 +29,11 @@ LOADS = {1: 4, 2: 8}
 TARGET_WARPS = 16
 MIN_WARPS = {1: 1, 2: 2}
 MAX_WARPS = 16
+#: And at least K's trips / MAX_TRIPS warps per block, up to TRIP_WARPS: with many tiles per SM the
+#: blocks run in waves, and a block whose warps each walk fewer trips ends sooner, so the last wave
+#: leaves the SMs idle for less time.
+MAX_TRIPS = 16
+TRIP_WARPS = 4
 #: decode_cores: threads per block.
 CORES_BLOCK = 128
 
@@ -99,7 +104,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     u = LOADS[nt] if TARGET_WARPS / per_sm <= MAX_WARPS else 8
     trips = -(-K // (32 * u))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
-    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(TARGET_WARPS / per_sm)))
+    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(max(TARGET_WARPS / per_sm, min(trips / MAX_TRIPS, TRIP_WARPS)))))
     variant = encode(code, nt, u)
     while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
         warps //= 2  # a block's registers must fit in the SM's
@@ -111,8 +116,9 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
          + (f" (too few tiles for {TARGET_WARPS} warps per SM)" if u != LOADS[nt] else "")
          + f": each warp's trip reads {u} KiB of W and {nt * u // 2} KiB of B"),
         (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: {per_sm:.1f} tiles of 16 rows "
-         f"per SM on {device.sms} SMs, about {TARGET_WARPS} warps per SM ({MIN_WARPS[nt]} to {MAX_WARPS} per block, "
-         f"but no more than K's trips of {32 * u} elements and what an SM's registers hold)"),
+         f"per SM on {device.sms} SMs, about {TARGET_WARPS} warps per SM, and enough that each warp walks at most "
+         f"{MAX_TRIPS} of K's {trips} trips of {32 * u} elements (up to {TRIP_WARPS} warps for that); {MIN_WARPS[nt]} "
+         f"to {MAX_WARPS} per block, but no more than the trips and what an SM's registers hold"),
         reads))
 
 
