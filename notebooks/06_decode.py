@@ -142,13 +142,12 @@ dc.cublas_kernels(ctx.recorded)
 # %% [markdown]
 # At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM (matrix-matrix multiply) template built
 # for sm_80 (its name says so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
-# explains at most 132 / 112 = 1.18x. Its time is 1.49x n = 1's (50.5 against 33.8 us). At n = 3 it picks one built for
+# explains at most 132 / 112 = 1.18x. Its time is 1.62x n = 1's (50.6 against 31.2 us). At n = 3 it picks one built for
 # sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90, the H200's architecture).
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
 # compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
-# At n = 1 this mode rewrites the product as a multiply and a sum, so cuBLAS is not timed: 1.25x slower here.
-# It also loses at n = 8 (1.06x) and 16 (1.43x), and never wins by more than 1 %.
+# Here its times are within 1 % of torch.matmul's at every n.
 
 # %% [markdown]
 # ## The ridge point
@@ -191,9 +190,9 @@ dc.show_function("decode_mma", "trip")
 
 # %% [markdown]
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
-# the n = 16 row of the table above: 1.13x n = 1's time, and slower than cuBLAS. Arithmetic is not the
-# cause. At n = 16 each warp loads as many bytes of the vectors as of W, and ptxas issues only 13 of a trip's
-# 32 loads before the first mma.sync. Why it takes 13 % longer is not settled (`docs/design/decode.md`).
+# the n = 16 row of the table above: 1.12x n = 1's time, and slower than cuBLAS. Arithmetic is not the
+# cause. At n = 16 each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was
+# not faster. Why it takes 12 % longer is not settled (`docs/design/decode.md`).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -251,7 +250,7 @@ lab.try_kernel("06_two_vectors")
 # %% [markdown]
 # - **The bound**: gemv's relative error (the norm of C's error over the norm of C) against float64 of the
 #   rounded inputs is held to 2^-8 (bf16) or 2^-11 (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
-#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.53 of it, most of
+#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.50 of it, most of
 #   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
 #   the exercise to the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
@@ -271,7 +270,7 @@ lab.try_kernel("06_two_vectors")
 #   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
 #   mid-row), W and B are read element by element, more slowly.
 # - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
-#   cuBLAS's kernel (51.1 and 50.8 us).
+#   cuBLAS's kernel (50.8 and 51.9 us).
 # - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
 #   on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
