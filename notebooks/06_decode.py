@@ -177,10 +177,11 @@ pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu
 # **fragment**, a few elements of each tile. The PTX ISA fixes which lane holds which elements.
 #
 # The trick in `decode_mma.cu`: in exact arithmetic a dot product does not care in which order it meets its K
-# terms. In floating point another order rounds differently, but each plan's order is fixed. So each lane
-# loads 16 contiguous bytes (8 elements) of its two rows and of its vector. Two mma.sync take 4 of each
-# row's and the vector's 8 elements, as that lane's fragment. The layout puts W's column c and B's row c in
-# lanes with the same t, which load both from the same k. So every product still pairs W and B at the same k.
+# terms. In floating point another order rounds differently, but each launch's order is fixed. So each lane
+# loads 16 contiguous bytes (8 elements) of two rows of W and of one vector. Its first mma.sync takes
+# elements 0 to 3 of each as the lane's fragment, the second elements 4 to 7. The layout puts W's column c
+# and B's row c in lanes with the same t (lane % 4), which load both from the same k. So every product still
+# pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
@@ -191,8 +192,7 @@ dc.show_function("decode_mma", "trip")
 # %% [markdown]
 # The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
 # the n = 16 row of the table above: 1.12x n = 1's time, and slower than cuBLAS. Arithmetic is not the
-# cause. At n = 16 each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was
-# not faster. Why it takes 12 % longer is not settled (`docs/design/decode.md`).
+# cause (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -270,7 +270,9 @@ lab.try_kernel("06_two_vectors")
 #   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
 #   mid-row), W and B are read element by element, more slowly.
 # - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
-#   cuBLAS's kernel (50.8 and 51.9 us).
+#   cuBLAS's kernel (50.8 and 51.9 us in the record's profile).
+# - **n = 16**: each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was not
+#   faster. What costs the 12 % is not settled (`docs/design/decode.md`).
 # - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
 #   on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and

@@ -29,9 +29,10 @@ LOADS = {1: 4, 2: 8}
 TARGET_WARPS = 16
 MIN_WARPS = {1: 1, 2: 2}
 MAX_WARPS = 16
-#: And at least K's trips / MAX_TRIPS warps per block, up to TRIP_WARPS: with many tiles per SM the
-#: blocks run in waves, and a block whose warps each walk fewer trips ends sooner, so the last wave
-#: leaves the SMs idle for less time.
+#: And at least K's trips / MAX_TRIPS warps per block (to the nearest power of two), up to
+#: TRIP_WARPS. Where there are many tiles per SM, splitting each tile's K among more warps fills warp
+#: slots that one-warp blocks leave empty (at 28,672 x 8,192, 13.6 resident warps per SM become 20)
+#: and shortens each block, so that the last wave of blocks ends sooner.
 MAX_TRIPS = 16
 TRIP_WARPS = 4
 #: decode_cores: threads per block.
@@ -116,9 +117,9 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
          + (f" (too few tiles for {TARGET_WARPS} warps per SM)" if u != LOADS[nt] else "")
          + f": each warp's trip reads {u} KiB of W and {nt * u // 2} KiB of B"),
         (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: {per_sm:.1f} tiles of 16 rows "
-         f"per SM on {device.sms} SMs, about {TARGET_WARPS} warps per SM, and enough that each warp walks at most "
-         f"{MAX_TRIPS} of K's {trips} trips of {32 * u} elements (up to {TRIP_WARPS} warps for that); {MIN_WARPS[nt]} "
-         f"to {MAX_WARPS} per block, but no more than the trips and what an SM's registers hold"),
+         f"per SM on {device.sms} SMs: {TARGET_WARPS} / tiles per SM, or K's {trips} trips of {32 * u} elements / "
+         f"{MAX_TRIPS} up to {TRIP_WARPS}, whichever is more, to the nearest power of two; {MIN_WARPS[nt]} to "
+         f"{MAX_WARPS} per block, but no more than the trips and what an SM's registers hold"),
         reads))
 
 
