@@ -105,7 +105,8 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     u = LOADS[nt] if TARGET_WARPS / per_sm <= MAX_WARPS else 8
     trips = -(-K // (32 * u))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
-    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(max(TARGET_WARPS / per_sm, min(trips / MAX_TRIPS, TRIP_WARPS)))))
+    wanted = max(TARGET_WARPS / per_sm, min(trips / MAX_TRIPS, TRIP_WARPS))  # warps per block, unrounded
+    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(wanted)))
     variant = encode(code, nt, u)
     while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
         warps //= 2  # a block's registers must fit in the SM's
