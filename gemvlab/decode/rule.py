@@ -31,8 +31,8 @@ MIN_WARPS = {1: 1, 2: 2}
 MAX_WARPS = 16
 #: And at least K's trips / MAX_TRIPS warps per block (to the nearest power of two), up to
 #: TRIP_WARPS. Where there are many tiles per SM, splitting each tile's K among more warps fills warp
-#: slots that one-warp blocks leave empty (at 28,672 x 8,192, 13.6 resident warps per SM become 20)
-#: and shortens each block, so that the last wave of blocks ends sooner.
+#: slots that one-warp blocks leave empty and shortens each block, so that the last wave of blocks
+#: ends sooner (docs/design/decode.md has the measurements).
 MAX_TRIPS = 16
 TRIP_WARPS = 4
 #: decode_cores: threads per block.
