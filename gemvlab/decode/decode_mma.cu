@@ -4,8 +4,9 @@
 // Why: a decode step reads all of W for a handful of vectors, so its time is W's bytes over the
 // memory's bandwidth, and a second to fourth vector should cost almost nothing. On CUDA cores each
 // vector adds a multiply-add per weight; at 16 vectors that is 16 FLOP per byte of bf16 W, about an
-// H200's CUDA-core ridge (14 to 17 FLOP per byte), before counting each weight's conversion to float. One mma.sync.m16n8k16 multiplies a 16 x 16 tile of W by a
-// 16 x 8 tile of B: 2,048 multiply-adds in one warp instruction, with no conversion of W to float.
+// H200's CUDA-core ridge (14 to 17 FLOP per byte), before counting each weight's conversion to
+// float. One mma.sync.m16n8k16 multiplies a 16 x 16 tile of W by a 16 x 8 tile of B: 2,048
+// multiply-adds in one warp instruction, with no conversion of W to float.
 //
 // The layout trick: a dot product does not care in which order it meets its K terms, only that each
 // element of W meets the element of B at the same k. So each lane loads 16 contiguous bytes (8
@@ -18,9 +19,9 @@
 // pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
 // where rows start 32-byte aligned, three otherwise.
 //
-// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8); the warps of a block
-// split K between them and add their sums in shared memory in a fixed order. Rows past N and
-// vectors past n are not written.
+// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and STAGES trips of loads
+// in flight (1 or 2); the warps of a block split K between them and add their sums in shared memory
+// in a fixed order. Rows past N and vectors past n are not written.
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
 // offsets are 64-bit; the order of additions is fixed, so the same inputs give the same bits.
@@ -54,14 +55,12 @@ __device__ __forceinline__ void mma_pair(float acc[4], uint4 lo, uint4 hi, uint4
     mma16816<CODE>(acc, lo.z, hi.z, lo.w, hi.w, v.z, v.w);  // elements 4-7
 }
 
-// One trip of a warp over its tile: U 16-byte loads per row and per vector, at k = base + 32 u + 8 t,
-// written before the mma.sync that consume them. (In the sm_90 SASS, ptxas issues all of a trip's loads
-// before its first mma.sync with one n-tile, 12 or 24, but only 13 of 32, 7 of them W's, with two at U = 8.)
-// Even and odd u add into separate sums (acc[0], acc[1]): two chains of dependent mma.sync per n-tile.
+// One trip of a warp over its tile, in two halves. load_trip issues its U 16-byte loads per row and
+// per vector, at k = base + 32 u + 8 t; mma_trip runs the mma.sync that consume them. Even and odd u
+// add into separate sums (acc[0], acc[1]): two chains of dependent mma.sync per n-tile.
 template <int CODE, int NT, int U>
-__device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
-                                     const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {
-    uint4 wr[2][U], xr[NT][U];
+__device__ __forceinline__ void load_trip(uint4 (&wr)[2][U], uint4 (&xr)[NT][U], const typename Elem<CODE>::T* const (&w)[2],
+                                          const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
         const long long k = base + 32 * u + 8 * t;
@@ -70,6 +69,10 @@ __device__ __forceinline__ void trip(float (&acc)[2][NT][4], const typename Elem
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) xr[nt][u] = load16<CODE, true, false>(x[nt] + k, 1);
     }
+}
+
+template <int CODE, int NT, int U>
+__device__ __forceinline__ void mma_trip(float (&acc)[2][NT][4], const uint4 (&wr)[2][U], const uint4 (&xr)[NT][U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -92,9 +95,11 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 }
 
 // CODE: 1 fp16, 2 bf16. NT: n-tiles of 8 vectors (1 for n <= 8, 2 for n <= 16). U: 16-byte loads
-// per row per lane per trip. The load path is a.vec, the same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned and
-// B's vectors are contiguous (ldb == 1), else 0.
-template <int CODE, int NT, int U>
+// per row per lane per trip. STAGES: trips whose loads are in flight at once (1, or 2: registers
+// hold the next trip while the mma.sync of this one run). The load path is a.vec, the same for every
+// thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors are contiguous
+// (ldb == 1), else 0.
+template <int CODE, int NT, int U, int STAGES>
 __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
                                 typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
     using T = typename Elem<CODE>::T;
@@ -114,7 +119,31 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
     long long base = STEP * warp;
     if (a.vec == 3) {
         const long long whole = K / STEP * STEP;  // K's elements in whole trips
-        for (; base < whole; base += STEP * warps) trip<CODE, NT, U>(sums, w, x, base, t);
+        uint4 wr[2][U], xr[NT][U];
+        if constexpr (STAGES == 1) {
+            for (; base < whole; base += STEP * warps) {
+                load_trip<CODE, NT, U>(wr, xr, w, x, base, t);
+                mma_trip<CODE, NT, U>(sums, wr, xr);
+            }
+        } else if (base < whole) {
+            // STAGES == 2: the next trip's loads fly while this trip's mma.sync run. With one stage,
+            // ptxas hoists only part of a trip's loads above its first mma.sync when NT = 2 (12 of 16
+            // at U = 4 in the sm_90 SASS); here all of them are in flight. Cost: registers (128 at
+            // NT = 1, 168 at NT = 2, no spills), so fewer warps fit on an SM.
+            load_trip<CODE, NT, U>(wr, xr, w, x, base, t);
+            for (base += STEP * warps; base < whole; base += STEP * warps) {
+                uint4 wn[2][U], xn[NT][U];
+                load_trip<CODE, NT, U>(wn, xn, w, x, base, t);
+                mma_trip<CODE, NT, U>(sums, wr, xr);
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    wr[0][u] = wn[0][u], wr[1][u] = wn[1][u];
+#pragma unroll
+                    for (int nt = 0; nt < NT; ++nt) xr[nt][u] = xn[nt][u];
+                }
+            }
+            mma_trip<CODE, NT, U>(sums, wr, xr);
+        }
         if (base < K) trip_checked<CODE, NT, U>(sums, w, x, base, K, 1, t);  // the partial trip: this warp's turn
     } else {
         for (; base < K; base += STEP * warps) trip_checked<CODE, NT, U>(sums, w, x, base, K, a.ldb, t);
@@ -150,7 +179,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
     }
 }
 
-// variant: GEMV_VARIANT(CODE, NT, U). block: 32 to 1024 threads, a multiple of 32; grid: one block
+// variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: 32 to 1024 threads, a multiple of 32; grid: one block
 // per 16 rows. Shared memory: the warps' sums when there are several.
 extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
                                  cudaStream_t stream) {
@@ -164,14 +193,16 @@ extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* pa
     if (tiles > 2147483647LL) return (int)cudaErrorInvalidValue;
     const size_t shared = block > 32 ? (size_t)(block / 32) * NT * 4 * 32 * sizeof(float) : 0;
     switch (variant) {
-#define GEMV_MMA(code, nt, u)                                                                               \
-    case GEMV_VARIANT(code, nt, u):                                                                         \
-        gemv_decode_mma<code, nt, u><<<(unsigned)tiles, block, shared, stream>>>(                              \
+#define GEMV_MMA(code, nt, u, s)                                                                            \
+    case GEMV_VARIANT4(code, nt, u, s):                                                                      \
+        gemv_decode_mma<code, nt, u, s><<<(unsigned)tiles, block, shared, stream>>>(                           \
             (const Elem<code>::T*)W, (const Elem<code>::T*)X, (Elem<code>::T*)C, *p);                      \
         break;
         // the instantiations: gemvlab.decode.kernels.MMA_COMPILED
-        GEMV_MMA(1, 1, 4) GEMV_MMA(1, 1, 8) GEMV_MMA(1, 2, 4) GEMV_MMA(1, 2, 8)
-        GEMV_MMA(2, 1, 4) GEMV_MMA(2, 1, 8) GEMV_MMA(2, 2, 4) GEMV_MMA(2, 2, 8)
+        GEMV_MMA(1, 1, 4, 1) GEMV_MMA(1, 1, 8, 1) GEMV_MMA(1, 1, 4, 2)
+        GEMV_MMA(1, 2, 4, 1) GEMV_MMA(1, 2, 8, 1) GEMV_MMA(1, 2, 4, 2)
+        GEMV_MMA(2, 1, 4, 1) GEMV_MMA(2, 1, 8, 1) GEMV_MMA(2, 1, 4, 2)
+        GEMV_MMA(2, 2, 4, 1) GEMV_MMA(2, 2, 8, 1) GEMV_MMA(2, 2, 4, 2)
 #undef GEMV_MMA
         default: return (int)cudaErrorInvalidValue;
     }

@@ -30,9 +30,10 @@ CORE_FEW_VECTORS = 2
 DEFINES = (("GEMV_VARIANT_BITS", VARIANT_BITS), ("GEMV_CORE_ROWS_FEW", CORE_ROWS_FEW), ("GEMV_CORE_ROWS", CORE_ROWS),
            ("GEMV_CORE_FEW_VECTORS", CORE_FEW_VECTORS))
 
-#: (CODE, NT, U): fp16 and bf16, one or two n-tiles of 8 vectors, 4 or 8 16-byte loads per row
-#: per lane per trip (a warp's trip reads 4 or 8 KiB of W).
-MMA_COMPILED = tuple((c, nt, u) for c in (1, 2) for nt in (1, 2) for u in (4, 8))
+#: (CODE, NT, U, STAGES): fp16 and bf16, one or two n-tiles of 8 vectors, 4 or 8 16-byte loads per
+#: row per lane per trip (a warp's trip reads 4 or 8 KiB of W), and 1 or 2 trips in flight: two
+#: only at U = 4 (two trips of U = 8 would not fit in a thread's 255 registers).
+MMA_COMPILED = tuple((c, nt, u, s) for c in (1, 2) for nt in (1, 2) for u, s in ((4, 1), (8, 1), (4, 2)))
 #: (CODE, NV): float32 for 2 to 16 vectors (one goes to gemvlab.dispatch), halves for 1 to 16.
 CORES_COMPILED = tuple((0, nv) for nv in (2, 4, 8, 16)) + tuple((c, nv) for c in (1, 2) for nv in (1, 2, 4, 8, 16))
 
@@ -48,6 +49,6 @@ def _kernel(name, template, compiled, **kw) -> Kernel:
                   defines=DEFINES, **kw)
 
 
-MMA = _kernel("decode_mma", ("CODE", "NT", "U"), MMA_COMPILED, loads_from=("U",))
+MMA = _kernel("decode_mma", ("CODE", "NT", "U", "STAGES"), MMA_COMPILED, loads_from=("U",))
 CORES = _kernel("decode_cores", ("CODE", "NV"), CORES_COMPILED, fixed_loads=CORE_ROWS)
 KERNELS = {k.name: k for k in (MMA, CORES)}

@@ -12,9 +12,9 @@
 // Template arguments a, b, c packed as gemvlab.native.kernel.encode packs them: GEMV_VARIANT_BITS
 // bits each, the first lowest.
 #define GEMV_VARIANT(a, b, c) ((a) | ((b) << GEMV_VARIANT_BITS) | ((c) << (2 * GEMV_VARIANT_BITS)))
-// Template argument i (0, 1, 2) of a packed variant.
-// Four template arguments packed the same way (the decode kernels).
+// Four template arguments packed the same way (decode_mma).
 #define GEMV_VARIANT4(a, b, c, d) (GEMV_VARIANT(a, b, c) | ((d) << (3 * GEMV_VARIANT_BITS)))
+// Template argument i (0 to 3) of a packed variant.
 #define GEMV_ARG(variant, i) (((variant) >> ((i) * GEMV_VARIANT_BITS)) & ((1 << GEMV_VARIANT_BITS) - 1))
 
 struct LaunchArgs {
