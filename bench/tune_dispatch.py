@@ -207,11 +207,12 @@ def decode_candidates(plan, device):
             fits = decode.MMA.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, args[1])).blocks_per_sm
             if fits and 32 * warps != plan.block:
                 out.append((f"warps={warps}", replace(plan, block=32 * warps), None))
-        code, nt, u = args
-        other = encode(code, nt, 12 - u)  # the other compiled loads per trip (4 <-> 8)
-        for warps in (1, 2, 4, 8):
-            if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
-                out.append((f"U={12 - u} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
+        code, nt, u, stages = args
+        for uu, ss in sorted({a[2:] for a in DK.MMA_COMPILED} - {(u, stages)}):  # the other loads and stages
+            other = encode(code, nt, uu, ss)
+            for warps in (1, 2, 4, 8):
+                if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
+                    out.append((f"U={uu} STAGES={ss} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
     else:
         for block in (64, 256):
             out.append((f"{block} threads", replace(plan, block=block), None))

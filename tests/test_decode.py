@@ -5,6 +5,7 @@ build for sm_75, sm_80 and sm_90, and the recorded decode study keeps its schema
 H200's and a T4's numbers stand in for a GPU; tuned constants and wording are not pinned."""
 
 import copy
+import functools
 import itertools
 import json
 import os
@@ -170,28 +171,41 @@ def test_mma_launches_fit_the_sm(device=H200):
         assert decode.MMA.occupancy(plan.block, plan.variant, device.limits, shared).blocks_per_sm >= 1, plan
 
 
-def test_mma_warps_fall_as_tiles_per_sm_rise(device=H200):
-    """decode_mma: more rows, fewer warps per block sharing each tile's K (never fewer than the
-    minimum, nor than the trips bound allows, never more warps than trips of K); loads per trip
-    fixed by the n-tiles, except where too few tiles leave too few warps (8 loads there)."""
-    for n in (1, 4, 16):
-        plans = [choose(N, 8192, n, BF, device) for N in (16, 1024, 4096, 16_384, 65_536, 262_144)]
-        warps = [p.warps_split_k for p in plans]
-        trips = 8192 // (32 * decode.MMA.arguments(plans[-1].variant)[2])
-        floor = max(rule.MIN_WARPS[n_tiles(plans[0])], min(rule.TRIP_WARPS, trips // rule.MAX_TRIPS))
-        assert warps == sorted(warps, reverse=True), (n, warps)
-        assert warps[-1] == floor and warps[0] <= rule.MAX_WARPS, (n, warps)
-        loads = [decode.MMA.arguments(p.variant)[2] for p in plans]
-        assert loads[0] == 8 and len(set(loads[2:])) == 1, (n, loads)  # fewer tiles than SMs: 8 loads
-    short = choose(100_000 // 100, 100, 16, BF, device)  # K = 100: one trip of 256 elements
-    assert short.warps_split_k == 1
+def _mma_slots(device, variant, nt, warps):
+    """decode_mma blocks of this many warps that the GPU holds at once."""
+    bps = decode.MMA.occupancy(32 * warps, variant, device.limits, rule.shared_bytes(warps, nt)).blocks_per_sm
+    return bps * device.sms
+
+
+@DEVICES
+def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
+    """decode_mma: where every tile of 16 rows fits in one wave of one-warp blocks, the plan keeps
+    them in one wave with the most warps per block that do (a power of two, no more than K's trips
+    or MAX_WARPS); where they do not, the trips bound of the next test holds instead."""
+    if int(device.limits.compute_capability.split(".")[0]) < 8:
+        pytest.skip("decode_cores before sm_80")
+    seen = set()
+    for N, K, n in itertools.product((16, 1024, 4096, 14_336, 28_672, 65_536, 262_144), (1024, 4096, 28_672), (1, 16)):
+        plan = choose(N, K, n, BF, device)
+        warps, nt = plan.warps_split_k, n_tiles(plan)
+        slots = functools.partial(_mma_slots, device, plan.variant, nt)
+        trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
+        most = min(rule.MAX_WARPS, 1 << (trips.bit_length() - 1))
+        if plan.grid <= slots(1):
+            seen.add("one wave")
+            assert plan.grid <= slots(warps), (N, K, n, warps)
+            assert warps == most or plan.grid > slots(2 * warps), (N, K, n, warps)
+        else:
+            seen.add("waves")
+            assert 1 <= warps <= min(most, rule.TRIP_WARPS), (N, K, n, warps)
+    assert seen == {"one wave", "waves"}
 
 
 def test_mma_warps_bound_each_warps_trips(device=H200):
     """decode_mma with many tiles per SM: enough warps per block that each walks at most MAX_TRIPS
     trips of K, until TRIP_WARPS warps; more trips than that leave it at TRIP_WARPS."""
     for K in (1024, 2048, 4096, 8192, 16_384, 65_536):
-        plan = choose(262_144, K, 4, BF, device)  # 124 tiles of 16 rows per SM: the TARGET_WARPS term is 1
+        plan = choose(262_144, K, 4, BF, device)  # 124 tiles of 16 rows per SM: more than one wave holds
         trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
         assert plan.warps_split_k >= min(rule.TRIP_WARPS, trips / rule.MAX_TRIPS / 2 ** 0.5), (K, plan.warps_split_k)
         assert plan.warps_split_k <= max(1, min(rule.TRIP_WARPS, 2 ** 0.5 * trips / rule.MAX_TRIPS)), (K, plan)

@@ -18,21 +18,20 @@ from ..gpu.device import Device
 from ..native.kernel import encode
 from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 
-#: decode_mma's 16-byte loads per row per lane per trip (U), by n-tiles: a warp's trip reads U KiB
-#: of W (16 rows x U loads x 16 bytes x 4 lanes) and NT x U / 2 KiB of B's vectors. Where there
-#: are too few tiles for TARGET_WARPS warps per SM within MAX_WARPS per block, U is 8 whatever NT,
-#: so that the few warps there keep more bytes in flight.
-LOADS = {1: 4, 2: 8}
-#: The warps per SM the rule aims at: warps per block = TARGET_WARPS / (tiles of 16 rows per SM), to
-#: the nearest power of two, within MIN_WARPS[NT]..MAX_WARPS (the warps of a block split K between
-#: them, each at least one trip).
-TARGET_WARPS = 16
-MIN_WARPS = {1: 1, 2: 2}
+#: decode_mma's 16-byte loads per row per lane per trip (U) and trips in flight (STAGES): a warp's
+#: trip reads 4 KiB of W (16 rows x 4 loads x 16 bytes x 4 lanes) and NT x 2 KiB of B's vectors, and
+#: the next trip's loads are issued before this trip's mma.sync run, so a warp always has a trip of
+#: loads in flight.
+LOADS = 4
+STAGES = 2
+#: Warps per block (the warps of a block split K between them, each at least one trip; a power of
+#: two, at most MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the
+#: most warps that still keep them in one wave: no SM waits on a second wave, and each tile's K is
+#: split as finely as the SM's registers allow.
 MAX_WARPS = 16
-#: And at least K's trips / MAX_TRIPS warps per block (to the nearest power of two), up to
-#: TRIP_WARPS. Where there are many tiles per SM, splitting each tile's K among more warps fills warp
-#: slots that one-warp blocks leave empty and shortens each block, so that the last wave of blocks
-#: ends sooner (docs/design/decode.md has the measurements).
+#: Where there are more tiles than one wave holds, at least K's trips / MAX_TRIPS warps per block (to
+#: the nearest power of two), 1 to TRIP_WARPS. Splitting each tile's K among more warps shortens each
+#: block, so that the last wave ends sooner (docs/design/decode.md has the measurements).
 MAX_TRIPS = 16
 TRIP_WARPS = 4
 #: decode_cores: threads per block.
@@ -100,28 +99,37 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     if code == 0 or int(device.limits.compute_capability.split(".")[0]) < 8:
         return _cores(N, K, n, name, code, vec, copy_b, reads, device)
     nt = 1 if n <= 8 else 2
+    variant = encode(code, nt, LOADS, STAGES)
     tiles = -(-N // 16)
-    per_sm = tiles / device.sms
-    u = LOADS[nt] if TARGET_WARPS / per_sm <= MAX_WARPS else 8
-    trips = -(-K // (32 * u))  # of one warp alone on its rows
+    trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
-    wanted = max(TARGET_WARPS / per_sm, min(trips / MAX_TRIPS, TRIP_WARPS))  # warps per block, unrounded
-    warps = min(most, max(MIN_WARPS[nt], _nearest_pow2(wanted)))
-    variant = encode(code, nt, u)
-    while warps > 1 and MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm == 0:
-        warps //= 2  # a block's registers must fit in the SM's
-    waves = tiles / _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
+
+    def slots(warps: int) -> int:  # blocks of this many warps the GPU holds at once
+        bps = MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm
+        return bps * device.sms
+
+    one_wave = slots(1)
+    if tiles <= one_wave:
+        warps = 1
+        while 2 * warps <= most and slots(2 * warps) >= tiles:
+            warps *= 2
+        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
+                 f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (a power "
+                 f"of two, at most {most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
+    else:
+        warps = min(most, TRIP_WARPS, _nearest_pow2(trips / MAX_TRIPS))
+        while warps > 1 and slots(warps) == 0:
+            warps //= 2  # a block's registers must fit in the SM's
+        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fill "
+                 f"{tiles / one_wave:.1f} waves of one-warp blocks, so K's {trips} trips of {32 * LOADS} elements / "
+                 f"{MAX_TRIPS}, to the nearest power of two, 1 to {TRIP_WARPS}")
+    waves = tiles / max(1, slots(warps))
     return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, warps, waves, (
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
-        f"vectors for n = {n}"),
-        (f"{u} loads per row per trip with {nt} n-tile{'s' if nt > 1 else ''}"
-         + (f" (too few tiles for {TARGET_WARPS} warps per SM)" if u != LOADS[nt] else "")
-         + f": each warp's trip reads {u} KiB of W and {nt * u // 2} KiB of B"),
-        (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: {per_sm:.1f} tiles of 16 rows "
-         f"per SM on {device.sms} SMs: {TARGET_WARPS} / tiles per SM, or K's {trips} trips of {32 * u} elements / "
-         f"{MAX_TRIPS} up to {TRIP_WARPS}, whichever is more, to the nearest power of two; {MIN_WARPS[nt]} to "
-         f"{MAX_WARPS} per block, but no more than the trips and what an SM's registers hold"),
-        reads))
+         f"vectors for n = {n}"),
+        (f"{LOADS} loads per row per trip, {STAGES} trips in flight: each warp's trip reads {LOADS} KiB of W and "
+         f"{nt * LOADS // 2} KiB of B, and the next trip's loads are issued before this trip's mma.sync"),
+        split, reads))
 
 
 def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
