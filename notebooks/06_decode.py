@@ -19,17 +19,18 @@
 # A language model makes each new token with a **decode step**. Each layer multiplies its weights W (N x K) by
 # one activation vector per sequence. Often there are a few vectors: a small batch, or the tokens a speculative
 # decoder checks. The weights are usually **bf16** (bfloat16): 16 bits, with float32's exponent range and 8
-# bits of precision. Here the matrix is W, with N rows; n counts the vectors.
+# bits of precision. n counts the vectors.
 #
 # In this notebook you will:
 # - halve the bytes with bf16, and keep the sums in float32;
 # - see why a second to fourth vector costs almost nothing, and what cuBLAS does there;
 # - find the **ridge point**, where arithmetic catches up with memory, and what **tensor cores** (units that
 #   multiply small matrices in one instruction) change;
+# - keep the next loads in flight while the tensor cores work;
 # - explore any shape, dtype and n;
 # - write a kernel that reads W once for two vectors.
 #
-# Words in bold are defined where they first appear, and in the [glossary](#Glossary).
+# Bold words are defined where they first appear and in the [glossary](#Glossary).
 
 # %%
 # Colab, or a Python without gemvlab: install this clone, editable (so an edited .cu file is the one used).
@@ -80,24 +81,26 @@ pic.loads()
 dc.show_function("decode_cores", "step")
 
 # %% [markdown]
-# The prediction: half the bytes, so half the **floor** time (the bytes over the read ceiling's bandwidth).
-# The measurement uses two vectors, so that both dtypes run this notebook's kernels (float32 with one vector
-# goes to notebook 05's dispatcher). The kernel gemv chose is in parentheses:
+# The prediction: half the bytes, so half the **floor** time: the bytes over the bandwidth of the **read
+# ceiling** (a plain read of W, timed on the same GPU).
+# The measurement uses two vectors, so that both dtypes run this notebook's kernels. gemv's kernel is in
+# parentheses:
 
 # %%
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
 # bf16 takes 0.53 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
-# tensor cores (`decode_mma`, later in this notebook) and float32 on CUDA cores. Both sum in float32.
+# tensor cores (`decode_mma`, below) and float32 on CUDA cores. Both sum in float32.
 # `decode_cores<0, 2>` is the dtype's code (0 is float32) and the vectors it is compiled for.
-# `decode_mma<2, 1, 4>` is the dtype's code (2 is bf16), the tiles of 8 vectors, and the loads per trip.
+# `decode_mma<2, 1, 4, 2>` is the dtype's code (2 is bf16), the tiles of 8 vectors, the loads per trip, and the
+# trips in flight (both below).
 #
 # ### Why the sums stay in float32
 #
 # bf16 keeps 8 bits of precision. From 256 to 512 its neighbouring values are 2 apart. So a running sum in bf16
-# stops growing at 256 when each product is at most 1, as every product here is. Below, such a running sum
-# beside the same products summed in float32 and rounded to bf16 once at the end, on this machine's CPU:
+# stops growing at 256 when each product is at most 1, as every product here is. Below, on this machine's CPU:
+# such a sum, beside the same products summed in float32 and rounded to bf16 once:
 
 # %%
 dc.accumulation()
@@ -140,14 +143,14 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
 dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
-# At n = 2 and 4 cuBLAS picks a different kernel from n = 1's: a GEMM (matrix-matrix multiply) template built
-# for sm_80 (its name says so). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
-# explains at most 132 / 112 = 1.18x. Its time is 1.62x n = 1's (50.6 against 31.2 us). At n = 3 it picks one built for
-# sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90, the H200's architecture).
+# At n = 2 and 4 cuBLAS picks another kernel: a GEMM (matrix-matrix multiply) template built for sm_80. Its grid
+# has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That explains at most 132 / 112 = 1.18x. Its
+# time is 1.65x n = 1's (50.9 against 30.8 us). At n = 3 it picks one built for sm_75, slower still. At n = 8
+# and 16 it returns to a kernel for Hopper (sm_90), the H200's architecture.
 #
-# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several generated kernels while it
-# compiles, and keeps the fastest it saw. Triton, a compiler for GPU kernels written in Python, generates them.
-# Here its times are within 1 % of torch.matmul's at every n.
+# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several kernels that Triton (a
+# compiler for GPU kernels written in Python) generates, and keeps the fastest.
+# Here its times are within 1 % of torch.matmul's at n = 1 to 8; at n = 16 it kept a slower kernel (1.14x).
 
 # %% [markdown]
 # ## The ridge point
@@ -167,32 +170,51 @@ bw, cores, tensor = dc.ridge(ctx.recorded, N, K)
 pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu"])
 
 # %% [markdown]
-# On CUDA cores, n = 16 is close to the ridge. Every weight also needs a conversion to float, which the count
-# leaves out, so CUDA cores fall behind sooner than it says.
+# On CUDA cores, n = 16 is close to the ridge. Each weight's conversion to float, left out of the count, makes
+# them fall behind sooner.
 #
 # ### Tensor cores
 #
-# A **tensor core** multiplies small tiles in one warp instruction. `mma.sync.m16n8k16` multiplies 16 rows of W
-# by 16 elements of 8 vectors, with float32 sums. It takes bf16 as it is: no conversion. Each lane holds a
-# **fragment**, a few elements of each tile. The PTX ISA fixes which lane holds which elements.
+# `mma.sync.m16n8k16`, a tensor-core instruction, multiplies 16 rows of W by 16 elements of 8 vectors, with
+# float32 sums. It takes bf16 as it is: no conversion. Each lane holds a **fragment** of each tile: a few
+# elements, which the PTX ISA fixes.
 #
-# The trick in `decode_mma.cu`: in exact arithmetic a dot product does not care in which order it meets its K
-# terms. In floating point another order rounds differently, but each launch's order is fixed. So each lane
-# loads 16 contiguous bytes (8 elements) of two rows of W and of one vector. Its first mma.sync takes
-# elements 0 to 3 of each as the lane's fragment, the second elements 4 to 7. The layout puts W's column c
-# and B's row c in lanes with the same t (lane % 4), which load both from the same k. So every product still
-# pairs W and B at the same k.
+# The trick in `decode_mma.cu`: in exact arithmetic, a dot product does not care in which order it meets its K
+# terms. So each lane loads 16 contiguous bytes (8 elements) of two rows of W and of one vector. Its first
+# mma.sync takes elements 0 to 3 of each as the lane's fragment, the second elements 4 to 7. The layout puts W's
+# column c and B's row c in lanes with the same t (lane % 4), which load both from the same k. So every product
+# still pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
 
 # %%
-dc.show_function("decode_mma", "trip")
+dc.show_function("decode_mma", "load_trip")
 
 # %% [markdown]
-# The prediction: the tensor cores' ridge is far past n = 16, so time stays at reading W's. The measurement is
-# the n = 16 row of the table above: 1.12x n = 1's time, and slower than cuBLAS. Arithmetic is not the
-# cause (Details).
+# ### Keep a trip of loads in flight
+#
+# A **trip** is one pass of a warp over 128 elements of its rows: the loads, then the mma.sync that use them.
+# The problem: with two n-tiles (n > 8), ptxas issues some of a trip's loads after its first mma.sync. That
+# mma.sync waits for memory, so the trip waits twice.
+#
+# The change (`STAGES = 2`): issue the next trip's loads before this trip's mma.sync. Registers hold both trips.
+
+# %%
+dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES == 1)", last="trip_checked")
+
+# %% [markdown]
+# The prediction: one wait per trip, so at n = 16 the time falls toward n = 1's; at n <= 8 nothing changes.
+# Measured in the tuning run, the same plan with two trips in flight and with one:
+
+# %%
+dc.stages(N, K)
+
+# %% [markdown]
+# At n = 16 and the same warps, one trip in flight takes 1.39x the time of two. At n <= 8 it is a tie: there
+# ptxas already issues all of a trip's loads first. More warps hide the wait too: one trip with 4 warps of
+# U = 8 ties here. Yet n = 16 still takes 1.15x n = 1's time, slower than cuBLAS, though the tensor cores'
+# ridge is far past it (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -202,17 +224,16 @@ if ctx.live:  # the same count for the GPU this notebook runs on
 # %% [markdown]
 # ## Explore
 #
-# Pick N, K, n and dtype. With a running Jupyter kernel you see the kernel gemv chooses and why, and the
-# model's time: the bytes moved over the read ceiling's bandwidth. Beside it are the recorded (or live) times. The plot is time
-# against n at that shape, where recorded.
+# Pick N, K, n and dtype. A running Jupyter kernel shows gemv's kernel and why, the floor, and the recorded or
+# live times against n.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 dc.explorer(ctx)
 
 # %% [markdown]
-# Time against n at 14,336 x 4,096, with the CUDA cores' ridge marked. The dashed line is CUDA cores at their
-# peak. It takes the longer of reading W and doing the arithmetic.
+# Time against n at 14,336 x 4,096. The dashed line is CUDA cores at their peak: the longer of reading W and
+# doing the arithmetic.
 
 # %%
 dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
@@ -220,12 +241,11 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # %% [markdown]
 # ## Exercise: two vectors per read of W
 #
-# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. The file calls W `A` and
-# its rows M, as notebooks 01 to 05 did; the two vectors lie one after the other, the second K elements after
-# the first. It reads W for one vector, and leaves C's second column unwritten. Make each 16-byte load of W
-# serve both vectors: load the second vector's 8 elements, keep a second sum, reduce it and write it. Edit the
-# file, then run the cell again. It passes when the error is within gemv's bound (Details) and the time is at
-# most 1.25 times gemv's at 14,336 x 4,096 with two vectors. A solution is in `solutions/06_two_vectors.cu`.
+# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. The file calls W's rows
+# M, as notebooks 01 to 05 did. Its two vectors lie one after the other in X. It reads W for one vector only.
+# Make each 16-byte load of W serve both vectors (the TODOs say where). Edit the file, then run the cell again.
+# It passes when its error is within gemv's bound (Details) and it takes at most 1.25x gemv's time at this shape
+# with two vectors. A solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -233,16 +253,17 @@ lab.try_kernel("06_two_vectors")
 # %% [markdown]
 # ## Glossary
 #
-# - **bf16** (bfloat16): a sign bit, float32's 8 exponent bits, and 7 stored bits of precision (8 with the
-#   implicit leading 1).
+# - **bf16** (bfloat16): a sign bit, float32's 8 exponent bits, and 8 bits of precision (7 stored).
+# - **CUDA cores**: the SM's ordinary arithmetic lanes.
 # - **decode step**: making one token; each layer multiplies its weights by one vector per sequence.
 # - **floor**: the bytes a kernel must move over the read ceiling's bandwidth.
-# - **CUDA cores**: the SM's ordinary arithmetic lanes (fp32 multiply-adds and the like).
-# - **fragment**: the elements of an mma tile that one lane holds, in a layout the PTX ISA fixes.
-# - **n-tile**: 8 vectors, the B tile of one mma.sync; n up to 8 takes one, up to 16 two.
+# - **fragment**: the elements of an mma tile that one lane holds.
+# - **n-tile**: 8 vectors, one mma.sync's B tile; n up to 8 takes one, up to 16 two.
+# - **read ceiling**: a plain read of W's bytes, timed on the same GPU.
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
-# - **roofline**: attainable FLOP/s against FLOP per byte: memory's slope up to the arithmetic's roof.
-# - **tensor core**: a unit that multiplies small tiles (16 x 16 by 16 x 8 here) in one warp instruction.
+# - **roofline**: attainable FLOP/s against FLOP per byte.
+# - **tensor core**: a unit that multiplies small tiles in one warp instruction.
+# - **trip**: one pass of a warp over 128 elements of its 16 rows: its loads, then the mma.sync that use them.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## Details
@@ -255,7 +276,8 @@ lab.try_kernel("06_two_vectors")
 #   the exercise to the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
 #   repeat row N - 1. Their sums are never written.
-# - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits.
+# - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits. Another order
+#   (the trick's relabelling, another plan) rounds differently, within the bound.
 # - **torch.compile** was timed for every bf16 and fp16 case of the record, compiled and autotuned before
 #   timing.
 # - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record
@@ -270,9 +292,10 @@ lab.try_kernel("06_two_vectors")
 #   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
 #   mid-row), W and B are read element by element, more slowly.
 # - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
-#   cuBLAS's kernel (50.8 and 51.9 us in the record's profile).
+#   cuBLAS's kernel (51.0 and 52.6 us in the record's profile).
 # - **n = 16**: each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was not
-#   faster. What costs the 12 % is not settled (`docs/design/decode.md`).
+#   faster. What costs the rest is not settled (`docs/design/decode.md`). At the 8 tuning shapes, the fastest
+#   plan with one trip in flight is 1.00x to 1.08x the rule's time there.
 # - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
 #   on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and

@@ -4,6 +4,9 @@ are measured now (without torch.compile, whose autotuning takes seconds per shap
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import torch
 
 from ..measure import decode as md
@@ -20,9 +23,10 @@ FP32_LANES = {"7.0": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 12
 TENSOR_FLOP = {"7.5": 1024, "8.0": 2048, "8.6": 1024, "8.9": 1024, "9.0": 4096}
 
 
-def show_function(kernel, name: str):
+def show_function(kernel, name: str, first: str | None = None, last: str | None = None):
     """One function of a decode kernel's .cu file (or of a header it includes), with the comment
-    above it, highlighted: the few lines a step is about."""
+    above it, highlighted: the few lines a step is about. `first`, `last`: only the lines from the
+    one containing `first` to the one containing `last`."""
     from IPython.display import Code
 
     from ..decode import KERNELS
@@ -37,8 +41,44 @@ def show_function(kernel, name: str):
         while start > 0 and (lines[start - 1].startswith(("template", "//"))):
             start -= 1
         end = next(i for i in range(at, len(lines)) if lines[i] == "}")
+        if first is not None:
+            start = next(i for i in range(start, end) if first in lines[i])
+        if last is not None:
+            end = next(i for i in range(start, end + 1) if last in lines[i])
         return Code("\n".join(lines[start:end + 1]), language="cuda")
     raise ValueError(f"no function {name} in {k.source_file}")
+
+
+#: The decode tuning run (bench/tune_dispatch.py --decode): the rule's plan beside its neighbours.
+TUNING = Path(__file__).resolve().parents[2] / "bench" / "results" / "h200-decode.csv"
+
+
+def stages(N: int, K: int, dtype: str = "bfloat16", path: Path = TUNING) -> None:
+    """Per n, from the tuning run: the rule's decode_mma plan (two trips in flight) beside the same
+    plan with one, and beside the fastest plan with one at any warps and loads per trip."""
+    if not path.is_file():
+        print(f"no tuning results here ({path}): they come with a clone of gemvlab")
+        return
+    with open(path) as f:
+        head = f.readline().lstrip("# ").split(",")[0]
+        rows = [r for r in csv.DictReader(f) if (int(r["N"]), int(r["K"]), r["dtype"]) == (N, K, dtype)]
+    by_n: dict = {}
+    for r in rows:
+        by_n.setdefault(int(r["n"]), {})[r["candidate"]] = r
+    print(f"{N:,} x {K:,} {dtype}  [tuning run, {head}]: ms, and the ratio to 2 in flight")
+    print(f"{'n':>3}  {'2 in flight':<20}{'1, same warps':<17}1, its fastest loads and warps")
+    for n, c in sorted(by_n.items()):
+        rule = c["rule"]
+        ms = float(rule["ms"])
+        warps = int(rule["plan"].split(", ")[-1].split()[0]) // 32
+        same = c.get(f"U=4 STAGES=1 warps={warps}")
+        ones = [(float(r["ms"]), name) for name, r in c.items() if "STAGES=1" in name]
+        if same is None or not ones:
+            continue
+        best, name = min(ones)
+        u, w = (int(x.split("=")[1]) for x in name.split(" ") if x.startswith(("U=", "warps=")))
+        print(f"{n:>3}  {ms:.4f} ({warps} warp{'s' if warps > 1 else ''}){'':<{7 - len(str(warps)) - (warps > 1)}}"
+              f"{float(same['ms']):.4f} {float(same['ms']) / ms:.2f}x     {best:.4f} {best / ms:.2f}x (U = {u}, {w} warp{'s' if w > 1 else ''})")
 
 
 def _rows(doc: dict, N: int, K: int, dtype: str) -> dict:
