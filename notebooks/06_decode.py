@@ -17,9 +17,9 @@
 # # 6. Decode: bf16 weights and a few vectors
 #
 # A language model makes each new token with a **decode step**. Each layer multiplies its weights W (N x K) by
-# one activation vector per sequence. Often there are a few vectors: a small batch, or the tokens a speculative
-# decoder checks. The weights are usually **bf16** (bfloat16): 16 bits, with float32's exponent range and 8
-# bits of precision. n counts the vectors.
+# one activation vector (the layer's input) per sequence. Often there are a few vectors: a small batch, or the
+# tokens a speculative decoder checks. The weights are usually **bf16** (bfloat16): 16 bits, with float32's
+# exponent range and 8 bits of precision. n counts the vectors.
 #
 # In this notebook you will:
 # - halve the bytes with bf16, and keep the sums in float32;
@@ -74,8 +74,9 @@ doc = dc.live_vectors(ctx, N, K)  # on a GPU: gemv, torch.matmul and the read ce
 pic.loads()
 
 # %% [markdown]
-# `decode_cores.cu` runs on **CUDA cores**, the SM's ordinary arithmetic lanes, for float32 and for bf16. Each 16-byte load of W is converted to
-# float once (`to_float`), then multiplied by the same elements of every vector:
+# `decode_cores.cu` runs on **CUDA cores**, the SM's ordinary arithmetic lanes: float32 on any GPU, and bf16
+# on GPUs without bf16 tensor cores. Each 16-byte load of W is converted to float once (`to_float`), then
+# multiplied by the same elements of every vector:
 
 # %%
 dc.show_function("decode_cores", "step")
@@ -83,18 +84,19 @@ dc.show_function("decode_cores", "step")
 # %% [markdown]
 # The prediction: half the bytes, so half the **floor** time: the bytes over the bandwidth of the **read
 # ceiling** (a plain read of W, timed on the same GPU).
-# The measurement uses two vectors, so that both dtypes run this notebook's kernels. gemv's kernel is in
-# parentheses:
+# The measurement uses two vectors, so that both dtypes run this notebook's kernels (one float32 vector goes
+# to notebook 05's). gemv's kernel is in parentheses:
 
 # %%
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
-# bf16 takes 0.53 of float32's time: close to the half that the bytes predict. On the H200, bf16 runs on the
-# tensor cores (`decode_mma`, below) and float32 on CUDA cores. Both sum in float32.
-# `decode_cores<0, 2>` is the dtype's code (0 is float32) and the vectors it is compiled for.
-# `decode_mma<2, 1, 4, 2>` is the dtype's code (2 is bf16), the tiles of 8 vectors, the loads per trip, and the
-# trips in flight (both below).
+# bf16 takes 0.53 of float32's time, close to the floors' 0.54. The floors are not in a ratio of 0.5: fewer
+# bytes read at a lower rate (3894 against 4231 GB/s), as a kernel's start and end cost the same at any size. On
+# the H200, bf16 runs on the tensor cores (`decode_mma`, below) and float32 on CUDA cores. Both sum in float32.
+# A kernel's first template argument is the dtype's code: 0 float32, 1 fp16, 2 bf16. `decode_cores<0, 2>` then
+# names the vectors it is compiled for. `decode_mma<2, 1, 4, 2>` names its n-tiles, loads per trip and trips in
+# flight (all three below).
 #
 # ### Why the sums stay in float32
 #
@@ -143,21 +145,23 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
 dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
-# At n = 2 and 4 cuBLAS picks another kernel: a GEMM (matrix-matrix multiply) template built for sm_80. Its grid
-# has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That explains at most 132 / 112 = 1.18x. Its
-# time is 1.65x n = 1's (50.9 against 30.8 us). At n = 3 it picks one built for sm_75, slower still. At n = 8
-# and 16 it returns to a kernel for Hopper (sm_90), the H200's architecture.
+# At n = 2 and 4 cuBLAS picks another kernel: a GEMM (matrix-matrix multiply) template built for sm_80 (Ampere,
+# compute capability 8.0). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
+# explains at most 132 / 112 = 1.18x. Its time is 1.65x n = 1's (50.9 against 30.8 us). At n = 3 it picks one
+# built for sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90), the H200's
+# architecture.
 #
-# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and several kernels that Triton (a
-# compiler for GPU kernels written in Python) generates, and keeps the fastest.
-# Here its times are within 1 % of torch.matmul's at n = 1 to 8; at n = 16 it kept a slower kernel (1.14x).
+# `torch.compile` with `mode="max-autotune-no-cudagraphs"` (no CUDA graphs) times cuBLAS and several kernels that
+# Triton (a compiler for GPU kernels written in Python) generates, and keeps the fastest. Here its times are
+# within 1 % of torch.matmul's at n = 1 to 8; at n = 16 it kept a slower kernel (1.14x).
 
 # %% [markdown]
 # ## The ridge point
 #
-# The problem: the arithmetic grows with n, the bytes do not. Each element of W does 2n FLOP (n multiply-adds)
-# for its 2 bytes. So a bf16 decode GEMV does n FLOP per byte of W. The **ridge point** is where arithmetic
-# takes as long as reading W. It is the GPU's FLOP/s over its bandwidth. Counted for the recorded H200:
+# The problem: the arithmetic grows with n, the bytes do not. Each element of W does 2n FLOP (floating-point
+# operations: n multiply-adds) for its 2 bytes. So a bf16 decode GEMV does n FLOP per byte of W. The **ridge
+# point** is where arithmetic takes as long as reading W. It is the GPU's FLOP/s over its bandwidth. Counted for
+# the recorded H200:
 
 # %%
 bw, cores, tensor = dc.ridge(ctx.recorded, N, K)
@@ -177,13 +181,13 @@ pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu
 #
 # `mma.sync.m16n8k16`, a tensor-core instruction, multiplies 16 rows of W by 16 elements of 8 vectors, with
 # float32 sums. It takes bf16 as it is: no conversion. Each lane holds a **fragment** of each tile: a few
-# elements, which the PTX ISA fixes.
+# elements, which the PTX ISA (the instruction set's manual) fixes; the picture's bottom row shows them.
 #
 # The trick in `decode_mma.cu`: in exact arithmetic, a dot product does not care in which order it meets its K
-# terms. So each lane loads 16 contiguous bytes (8 elements) of two rows of W and of one vector. Its first
-# mma.sync takes elements 0 to 3 of each as the lane's fragment, the second elements 4 to 7. The layout puts W's
-# column c and B's row c in lanes with the same t (lane % 4), which load both from the same k. So every product
-# still pairs W and B at the same k.
+# terms. So each lane loads 16 contiguous bytes (8 elements) of two rows of W (g and g + 8, with g = lane / 4)
+# and of vector g. Its first mma.sync takes elements 0 to 3 of each as the lane's fragment, the second elements 4
+# to 7. The layout puts W's column c and B's row c in lanes with the same t (lane % 4), which load both from the
+# same k. So every product still pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
@@ -194,9 +198,10 @@ dc.show_function("decode_mma", "load_trip")
 # %% [markdown]
 # ### Keep a trip of loads in flight
 #
-# A **trip** is one pass of a warp over 128 elements of its rows: the loads, then the mma.sync that use them.
-# The problem: with two n-tiles (n > 8), ptxas issues some of a trip's loads after its first mma.sync. That
-# mma.sync waits for memory, so the trip waits twice.
+# A **trip** is one pass of a warp over 32 U elements of its 16 rows: U 16-byte loads per row and per vector in
+# each lane (U = 4 here, so 128 elements), then the mma.sync that use them. An **n-tile** is 8 vectors, one
+# mma.sync's B tile: n = 1 to 8 takes one, 9 to 16 two. The problem: with two n-tiles, ptxas issues some of a
+# trip's loads after its first mma.sync. That mma.sync waits for memory, so the trip waits twice.
 #
 # The change (`STAGES = 2`): issue the next trip's loads before this trip's mma.sync. Registers hold both trips.
 
@@ -205,16 +210,17 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 
 # %% [markdown]
 # The prediction: one wait per trip, so at n = 16 the time falls toward n = 1's; at n <= 8 nothing changes.
-# Measured in the tuning run, the same plan with two trips in flight and with one:
+# Measured in the tuning run, the same plan with two trips in flight and with one. "Warps" are a block's warps,
+# which split each tile's K between them:
 
 # %%
 dc.stages(N, K)
 
 # %% [markdown]
 # At n = 16 and the same warps, one trip in flight takes 1.39x the time of two. At n <= 8 it is a tie: there
-# ptxas already issues all of a trip's loads first. More warps hide the wait too: one trip with 4 warps of
-# U = 8 ties here. Yet n = 16 still takes 1.15x n = 1's time, slower than cuBLAS, though the tensor cores'
-# ridge is far past it (Details).
+# ptxas already issues all of a trip's loads first. More warps hide the wait too: one trip with 4 warps of U = 8
+# ties here. Yet in the record's table above, n = 16 still takes 1.15x n = 1's time, slower than cuBLAS, though
+# the tensor cores' ridge is far past it (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -242,10 +248,10 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # ## Exercise: two vectors per read of W
 #
 # `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. The file calls W's rows
-# M, as notebooks 01 to 05 did. Its two vectors lie one after the other in X. It reads W for one vector only.
-# Make each 16-byte load of W serve both vectors (the TODOs say where). Edit the file, then run the cell again.
-# It passes when its error is within gemv's bound (Details) and it takes at most 1.25x gemv's time at this shape
-# with two vectors. A solution is in `solutions/06_two_vectors.cu`.
+# M, as notebooks 01 to 05 did, and the vectors X. Its two vectors lie one after the other in X. As given, it
+# computes C's first column only. Make each 16-byte load of W serve both vectors (the TODOs say where). Edit the
+# file, then run the cell again. It passes when its error is within gemv's bound (Details) and it takes at most
+# 1.25x gemv's time at this shape with two vectors. A solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -263,27 +269,25 @@ lab.try_kernel("06_two_vectors")
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
 # - **roofline**: attainable FLOP/s against FLOP per byte.
 # - **tensor core**: a unit that multiplies small tiles in one warp instruction.
-# - **trip**: one pass of a warp over 128 elements of its 16 rows: its loads, then the mma.sync that use them.
+# - **trip**: one pass of a warp over 32 U elements of its 16 rows (U 16-byte loads per lane per row): its
+#   loads, then the mma.sync that use them.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## Details
 
 # %% [markdown]
 # - **The bound**: gemv's relative error (the norm of C's error over the norm of C) against float64 of the
-#   rounded inputs is held to 2^-8 (bf16) or 2^-11 (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It assumes inputs of one sign and C in its
-#   dtype's normal range. It is a model: how `mma.sync` adds is not documented. No recorded row is over 0.50 of it, most of
-#   that C's rounding (`python -m gemvlab table --decode --json` lists each error and bound). `try_kernel` holds
-#   the exercise to the same bound.
+#   rounded inputs is held to 2^-8 (bf16) or 2^-11 (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It
+#   assumes inputs of one sign and C in its dtype's normal range. It is a model: how `mma.sync` adds is not
+#   documented. No recorded row is over 0.50 of it, most of that C's rounding (`python -m gemvlab table --decode
+#   --json` lists each error and bound). `try_kernel` holds the exercise to the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
 #   repeat row N - 1. Their sums are never written.
 # - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits. Another order
 #   (the trick's relabelling, another plan) rounds differently, within the bound.
-# - **torch.compile** was timed for every bf16 and fp16 case of the record, compiled and autotuned before
-#   timing.
-# - **The peaks**: the CUDA cores' count is SMs x fp32 lanes x 2 x the SM clock measured by the record
-#   of 2026-12-01 (1,973 MHz). The tensor cores' is 4,096 dense bf16 FLOP per SM per clock: the datasheet's
-#   989 TFLOP/s at 1.83 GHz, here taken at 1,973 MHz. `mma.sync` reaches less than `wgmma`, Hopper's larger asynchronous
-#   tensor-core instruction. Its ridge is still far past n = 16.
+# - **The peaks** use the SM clock the record of 2026-12-01 measured (1,973 MHz). 4,096 dense bf16 FLOP per SM
+#   per clock is the datasheet's 989 TFLOP/s at 1.83 GHz. `mma.sync` reaches less than `wgmma`, Hopper's larger
+#   asynchronous tensor-core instruction. Its ridge is still far past n = 16.
 # - **Dates**: the setup cell names the main record's date; the decode study was recorded on 2026-12-02 (UTC).
 # - **The read ceiling** is timed again for each n, so its column shows the run's spread.
 # - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not, B is first copied into aligned
@@ -291,11 +295,15 @@ lab.try_kernel("06_two_vectors")
 #   address.
 #   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
 #   mid-row), W and B are read element by element, more slowly.
-# - **torch.compile's pick** is one autotune outcome: in the profile, its compile at n = 2 and 4 kept
-#   cuBLAS's kernel (51.0 and 52.6 us in the record's profile).
+# - **torch.compile** was compiled and autotuned before timing, for every bf16 and fp16 case. Its pick is one
+#   autotune outcome: at n = 2 and 4 here it kept cuBLAS's kernel (51.0 and 52.6 us profiled).
+# - **Profile times** are a kernel's own duration; the tables' event times add a few microseconds (torch.matmul
+#   at n = 16: 32.9 us timed, its kernel 29.1 us profiled).
+# - **The exercise** on the H200 (2026-12-02, `docs/design/exercises.md`): `solutions/06_two_vectors.cu` took
+#   0.0387 ms, 1.17x gemv's 0.0331 ms with two vectors.
 # - **n = 16**: each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was not
-#   faster. What costs the rest is not settled (`docs/design/decode.md`). At the 8 tuning shapes, the fastest
-#   plan with one trip in flight is 1.00x to 1.08x the rule's time there.
+#   faster. What costs the rest is not settled (`docs/design/decode.md`). At the 8 tuning shapes, one trip in
+#   flight at its fastest warps takes 1.00x to 1.08x the rule's time.
 # - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
 #   on `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and

@@ -121,8 +121,8 @@ def floors(doc: dict, N: int, K: int) -> None:
         nbytes = md.bytes_moved(N, K, 2, md.DTYPES[name])
         measured = (f"gemv measured {rows[2]['gemv']['ms']:.4f} ms ({rows[2]['gemv']['chosen']})" if 2 in rows
                     else "not recorded")
-        print(f"{name:>9}: W is {e * N * K / 1e6:.1f} MB; floor {nbytes / ceiling / 1e6:.4f} ms at {ceiling:.0f} GB/s; "
-              f"{measured}")
+        print(f"{name:>9}: W is {e * N * K / 1e6:.1f} MB; floor {nbytes / ceiling / 1e6:.4f} ms at {ceiling:.0f} GB/s "
+              f"(its read ceiling, the median over n); {measured}")
     if 2 in full and 2 in half:
         print(f"bf16 takes {half[2]['gemv']['ms'] / full[2]['gemv']['ms']:.2f} of float32's time  [{study.label(doc)}]")
 
@@ -200,11 +200,12 @@ def ridge(doc: dict, N: int, K: int, live: bool = False) -> tuple[float, float, 
     tensor = sms * TENSOR_FLOP.get(cc, 0) * mhz * 1e6 / 1e12
     print(f"{m['gpu'] if not live else torch.cuda.get_device_name()}: {sms} SMs at {mhz:.0f} MHz, "
           f"read ceiling {bw:.0f} GB/s at {N:,} x {K:,}")
-    print(f"  CUDA cores: {cores:.1f} TFLOP/s of fp32 FMA; ridge at {cores * 1e3 / bw:.1f} FLOP per byte")
+    print(f"  CUDA cores: {sms} SMs x {FP32_LANES.get(cc, 64)} fp32 lanes x 2 FLOP (one FMA, a fused multiply-add) "
+          f"x {mhz:.0f} MHz = {cores:.1f} TFLOP/s; ridge at {cores * 1e3 / bw:.1f} FLOP per byte")
     if tensor:
         kind = "fp16" if cc == "7.5" else "bf16"
-        print(f"  tensor cores: {tensor:.0f} TFLOP/s, the dense {kind} peak rate; ridge at {tensor * 1e3 / bw:.0f} "
-              f"FLOP per byte")
+        print(f"  tensor cores: {sms} SMs x {TENSOR_FLOP[cc]} {kind} FLOP per clock x {mhz:.0f} MHz = {tensor:.0f} "
+              f"TFLOP/s (dense: no sparsity); ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
     return bw, cores, tensor
 
 

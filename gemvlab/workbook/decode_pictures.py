@@ -54,10 +54,13 @@ def shared_read(n: int = 4):
 
 
 def mma_tile():
-    """Left: the shapes of mma.sync.m16n8k16. Right: which lane of a warp loads which 16 bytes of the
-    tile's 16 rows (colour = lane): lane (g, t) loads elements 8 t .. 8 t + 7 of rows g and g + 8."""
-    fig = Figure(figsize=(9, 3.4))
-    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    """Top left: the shapes of mma.sync.m16n8k16. Top right: which lane of a warp loads which 16 bytes
+    of the tile's 16 rows (colour = lane): lane (g, t) loads elements 8 t .. 8 t + 7 of rows g and
+    g + 8. Bottom: the PTX ISA's fragment layout puts the mma's column c of A and row c of B in the
+    lanes with the same t; the k each lane loaded there, for the first and the second mma.sync."""
+    fig = Figure(figsize=(9, 5.4))
+    grid = fig.add_gridspec(2, 2, width_ratios=[1, 1.3], height_ratios=[3.4, 1.6])
+    left, right, strip = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])
     for x, y, w, h, name in ((0, 0, 16, 16, "A: 16 rows of W\nx 16 of K"), (19, 0, 8, 16, "B: 16 of K\nx 8 vectors"),
                              (30, 0, 8, 16, "C: 16 rows\nx 8 vectors")):
         left.add_patch(Rectangle((x, y), w, h, fill=False, lw=1.5))
@@ -80,6 +83,22 @@ def mma_tile():
     right.set_ylabel("16 rows of W", fontsize=8)
     _clean(right)
     right.set_title("lane 4 g + t (g = 0..7, t = 0..3) loads rows g and g + 8,\nelements 8 t to 8 t + 7: two mma.sync's worth",
+                    fontsize=9, loc="left")
+    for c in range(16):  # column c of the mma's A (row c of its B) sits in lanes with t = (c % 8) // 2
+        t = (c % 8) // 2
+        k = 8 * t + c % 2 + (2 if c >= 8 else 0)  # which of the lane's 8 loaded elements it hands over there
+        strip.add_patch(Rectangle((c, 0), 0.95, 1.9, color=LANE_COLORS((4 * 3 + t) / 31), alpha=0.35 + 0.15 * t, lw=0))
+        strip.text(c + 0.47, 2.4, f"t={t}", ha="center", fontsize=7)
+        strip.text(c + 0.47, 1.35, f"{k}", ha="center", va="center", fontsize=8)
+        strip.text(c + 0.47, 0.45, f"{k + 4}", ha="center", va="center", fontsize=8)
+    strip.text(-0.3, 1.35, "k, 1st mma", ha="right", va="center", fontsize=8)
+    strip.text(-0.3, 0.45, "k, 2nd mma", ha="right", va="center", fontsize=8)
+    strip.set_xlim(-4, 16.2)
+    strip.set_ylim(-0.9, 3.0)
+    _clean(strip)
+    strip.set_xlabel("the mma's column c of A = row c of B, c = 0..15 (PTX ISA layout); the lanes holding it have this t",
+                     fontsize=8)
+    strip.set_title("so A's column c and B's row c both carry the same k: every product still pairs W and B at one k",
                     fontsize=9, loc="left")
     fig.tight_layout()
     return fig
