@@ -82,7 +82,7 @@ pic.loads()
 dc.show_function("decode_cores", "step")
 
 # %% [markdown]
-# The prediction: half the bytes, so half the **floor** time: the bytes over the bandwidth of the **read
+# The prediction: half the bytes, so about half the **floor** time: the bytes over the bandwidth of the **read
 # ceiling** (a plain read of W, timed on the same GPU).
 # The measurement uses two vectors, so that both dtypes run this notebook's kernels (one float32 vector goes
 # to notebook 05's). gemv's kernel is in parentheses:
@@ -91,12 +91,12 @@ dc.show_function("decode_cores", "step")
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
-# bf16 takes 0.53 of float32's time, close to the floors' 0.54. The floors are not in a ratio of 0.5: fewer
-# bytes read at a lower rate (3894 against 4231 GB/s), as a kernel's start and end cost the same at any size. On
-# the H200, bf16 runs on the tensor cores (`decode_mma`, below) and float32 on CUDA cores. Both sum in float32.
-# A kernel's first template argument is the dtype's code: 0 float32, 1 fp16, 2 bf16. `decode_cores<0, 2>` then
-# names the vectors it is compiled for. `decode_mma<2, 1, 4, 2>` names its n-tiles, loads per trip and trips in
-# flight (all three below).
+# bf16 takes 0.53 of float32's time, close to the floors' 0.54. The floors are not in a ratio of 0.5: fewer bytes
+# read at a lower rate (3894 against 4231 GB/s), as a kernel's start and end cost the same at any size. On the
+# H200, bf16 runs on the tensor cores (`decode_mma`, below) and float32 on CUDA cores. Both sum in float32. A
+# kernel's first template argument is the dtype's code: 0 float32, 1 fp16, 2 bf16. `decode_cores<0, 2>` then
+# names the vectors it is compiled for. `decode_mma<2, 1, 4, 2>` names its n-tiles, its 16-byte loads per row per
+# lane in a trip (U), and its trips in flight (all three below).
 #
 # ### Why the sums stay in float32
 #
@@ -185,9 +185,9 @@ pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu
 #
 # The trick in `decode_mma.cu`: in exact arithmetic, a dot product does not care in which order it meets its K
 # terms. So each lane loads 16 contiguous bytes (8 elements) of two rows of W (g and g + 8, with g = lane / 4)
-# and of vector g. Its first mma.sync takes elements 0 to 3 of each as the lane's fragment, the second elements 4
-# to 7. The layout puts W's column c and B's row c in lanes with the same t (lane % 4), which load both from the
-# same k. So every product still pairs W and B at the same k.
+# and of vector g (and g + 8 when n > 8). Its first mma.sync takes elements 0 to 3 of each as the lane's
+# fragment, the second elements 4 to 7. The layout puts W's column c and B's row c in lanes with the same t (lane
+# % 4), which load both from the same k. So every product still pairs W and B at the same k.
 
 # %%
 pic.mma_tile()
@@ -209,18 +209,19 @@ dc.show_function("decode_mma", "load_trip")
 dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES == 1)", last="trip_checked")
 
 # %% [markdown]
-# The prediction: one wait per trip, so at n = 16 the time falls toward n = 1's; at n <= 8 nothing changes.
-# Measured in the tuning run, the same plan with two trips in flight and with one. "Warps" are a block's warps,
-# which split each tile's K between them:
+# The prediction: with one trip in flight, a warp at n = 16 waits on memory twice per trip; with two, the next
+# trip's loads fly while this trip's mma.sync run. So n = 16 should gain most. Measured in the tuning run, the
+# same plan with two trips in flight and with one. "Warps" are a block's warps, which split each tile's K
+# between them:
 
 # %%
 dc.stages(N, K)
 
 # %% [markdown]
-# At n = 16 and the same warps, one trip in flight takes 1.39x the time of two. At n <= 8 it is a tie: there
-# ptxas already issues all of a trip's loads first. More warps hide the wait too: one trip with 4 warps of U = 8
-# ties here. Yet in the record's table above, n = 16 still takes 1.15x n = 1's time, slower than cuBLAS, though
-# the tensor cores' ridge is far past it (Details).
+# At n = 16 and the same warps, one trip in flight takes 1.39x the time of two. At n <= 8 it is a tie here: two
+# warps per tile already keep enough loads in flight to read W at 0.90 of the read ceiling or more. More warps
+# hide the wait at n = 16 too: one trip with 4 warps of U = 8 ties. Yet in the record's table above, n = 16
+# still takes 1.15x n = 1's time, slower than cuBLAS, though the tensor cores' ridge is far past it (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -279,22 +280,21 @@ lab.try_kernel("06_two_vectors")
 # - **The bound**: gemv's relative error (the norm of C's error over the norm of C) against float64 of the
 #   rounded inputs is held to 2^-8 (bf16) or 2^-11 (fp16) for rounding C, plus K x 2^-23 for the float32 sums. It
 #   assumes inputs of one sign and C in its dtype's normal range. It is a model: how `mma.sync` adds is not
-#   documented. No recorded row is over 0.50 of it, most of that C's rounding (`python -m gemvlab table --decode
-#   --json` lists each error and bound). `try_kernel` holds the exercise to the same bound.
+#   documented. No recorded row is over 0.50 of it, most of that C's rounding. `try_kernel` holds the exercise to
+#   the same bound.
 # - **Unused slots**: for n under 8 (or 16), the tiles' other vector slots repeat vector n - 1, and rows past N
 #   repeat row N - 1. Their sums are never written.
-# - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits. Another order
-#   (the trick's relabelling, another plan) rounds differently, within the bound.
-# - **The peaks** use the SM clock the record of 2026-12-01 measured (1,973 MHz). 4,096 dense bf16 FLOP per SM
-#   per clock is the datasheet's 989 TFLOP/s at 1.83 GHz. `mma.sync` reaches less than `wgmma`, Hopper's larger
-#   asynchronous tensor-core instruction. Its ridge is still far past n = 16.
+# - **The same bits**: each plan adds in one fixed order, so the same inputs give the same bits. The plan
+#   depends on n (here 2 warps per tile at n <= 8, 1 at n = 16), so a vector's result can differ in its last
+#   bits between batch sizes, within the bound.
+# - **The peaks** use the SM clock the record of 2026-12-01 measured (1,973 MHz), so they are upper bounds: 4,096
+#   dense bf16 FLOP per SM per clock at that clock is 8 % above the datasheet's 989 TFLOP/s. `mma.sync` reaches
+#   less than `wgmma`, Hopper's larger asynchronous tensor-core instruction. Its ridge is still far past n = 16.
 # - **Dates**: the setup cell names the main record's date; the decode study was recorded on 2026-12-02 (UTC).
-# - **The read ceiling** is timed again for each n, so its column shows the run's spread.
-# - **Layouts**: where W's rows start 16-byte aligned but B's vectors do not, B is first copied into aligned
-#   rows, so each vector reads in 16-byte loads. That is a contiguous (K, n) with n > 1, or B at an unaligned
-#   address.
-#   Where W's rows do not (K not a multiple of 8, or 4 for float32, in a contiguous W; a view that starts
-#   mid-row), W and B are read element by element, more slowly.
+# - **Layouts**: W and B are read in 16-byte loads where W's address is 16-byte aligned and its row stride a
+#   multiple of 8 elements (4 for float32); else element by element. B is first copied into
+#   aligned rows unless its vectors are contiguous (strides (1, ldv)) and 16-byte aligned, with ldv a multiple
+#   of 8 (4 for float32) when n > 1.
 # - **torch.compile** was compiled and autotuned before timing, for every bf16 and fp16 case. Its pick is one
 #   autotune outcome: at n = 2 and 4 here it kept cuBLAS's kernel (51.0 and 52.6 us profiled).
 # - **Profile times** are a kernel's own duration; the tables' event times add a few microseconds (torch.matmul

@@ -46,7 +46,7 @@ __device__ __forceinline__ void step(float (&acc)[R][NV], const typename Elem<CO
 #ifndef GEMV_CORE_ROWS
 #error "GEMV_CORE_ROWS comes from gemvlab (gemvlab.decode.kernels.DEFINES): build through gemvlab"
 #endif
-template <int NV> constexpr int core_rows() { return NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS; }
+template <int NV> __host__ __device__ constexpr int core_rows() { return NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS; }
 
 // CODE: 0 float32, 1 fp16, 2 bf16. NV: vectors compiled for (n <= NV). The load path is a.vec, the
 // same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors
@@ -97,7 +97,8 @@ extern "C" int launch_decode_cores(const void* W, const void* X, void* C, void* 
     (void)partials;
     const int block = p->block, variant = p->variant;
     const int NV = GEMV_ARG(variant, 1);
-    if (block < 32 || block > 1024 || block % 32 || p->n < 1 || p->n > NV || (p->vec != 0 && p->vec != 3))
+    if (block < 32 || block > 1024 || block % 32 || p->n < 1 || p->n > NV || (p->vec != 0 && p->vec != 3) ||
+        (p->vec == 3 && p->ldb != 1))
         return (int)cudaErrorInvalidValue;
     const long long rows = (long long)(block / 32) * (NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS);
     const long long grid = (p->M + rows - 1) / rows;

@@ -179,15 +179,17 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
     }
 }
 
-// variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: 32 to 1024 threads, a multiple of 32; grid: one block
-// per 16 rows. Shared memory: the warps' sums when there are several.
+// variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: a multiple of 32 threads, no more than the
+// variant's registers let an SM hold (at STAGES = 2, 512 threads at 128 registers, 384 at 168; the
+// rule checks occupancy, and a larger block fails to launch); grid: one block per 16 rows. Shared
+// memory: the warps' sums when there are several.
 extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
                                  cudaStream_t stream) {
     (void)partials;
     const int block = p->block, variant = p->variant;
     const int NT = GEMV_ARG(variant, 1);
     if (block < 32 || block > 1024 || block % 32 || NT < 1 || p->n < 1 || p->n > 8 * NT ||
-        (p->vec != 0 && p->vec != 3))
+        (p->vec != 0 && p->vec != 3) || (p->vec == 3 && p->ldb != 1))  // vec 3's trips read B at ldb 1
         return (int)cudaErrorInvalidValue;
     const long long tiles = (p->M + 15) / 16;
     if (tiles > 2147483647LL) return (int)cudaErrorInvalidValue;

@@ -18,9 +18,9 @@
 #define GEMV_ARG(variant, i) (((variant) >> ((i) * GEMV_VARIANT_BITS)) & ((1 << GEMV_VARIANT_BITS) - 1))
 
 struct LaunchArgs {
-    long long lda;    // floats from one row of A to the next
+    long long lda;    // elements from one row of A (the decode kernels' W) to the next
     long long M;      // rows
-    long long K;      // floats per row
+    long long K;      // elements per row (floats, or bf16 / fp16 for the decode kernels)
     long long chunk;  // split_k: floats per stretch
     int splits;       // split_k: stretches per row
     int block;        // threads per block

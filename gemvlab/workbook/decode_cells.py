@@ -145,7 +145,7 @@ def accumulation(N: int = 512, K: int = 4096, seed: int = 0) -> None:
 
     print(f"N = {N}, K = {K}, bf16 inputs in [0, 1), relative error against float64:")
     print(f"  fp32 sums:                      {err(fp32):.1e}")
-    print(f"  fp32 sums, rounded to bf16:     {err(fp32.to(torch.bfloat16)):.1e}   (what gemv returns)")
+    print(f"  fp32 sums, rounded to bf16:     {err(fp32.to(torch.bfloat16)):.1e}   (gemv's arithmetic; gemv adds in another order)")
     print(f"  a bf16 running sum:             {err(running):.1e}")
 
 
@@ -205,7 +205,7 @@ def ridge(doc: dict, N: int, K: int, live: bool = False) -> tuple[float, float, 
     if tensor:
         kind = "fp16" if cc == "7.5" else "bf16"
         print(f"  tensor cores: {sms} SMs x {TENSOR_FLOP[cc]} {kind} FLOP per clock x {mhz:.0f} MHz = {tensor:.0f} "
-              f"TFLOP/s (dense: no sparsity); ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
+              f"TFLOP/s, an upper bound (dense: no sparsity); ridge at {tensor * 1e3 / bw:.0f} FLOP per byte")
     return bw, cores, tensor
 
 
