@@ -240,7 +240,7 @@ dc.explorer(ctx)
 
 # %% [markdown]
 # Time against n at 14,336 x 4,096. The dashed line is CUDA cores at their peak: the longer of reading W and
-# doing the arithmetic.
+# doing the arithmetic, drawn to n = 32. Past the ridge, arithmetic sets it.
 
 # %%
 dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)

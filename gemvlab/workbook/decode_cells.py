@@ -211,7 +211,8 @@ def ridge(doc: dict, N: int, K: int, live: bool = False) -> tuple[float, float, 
 
 def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: float | None = None):
     """Time against n at one shape: gemv, torch.matmul, torch.compile, the read ceiling, and what
-    CUDA cores at their peak would need (the larger of reading W and doing 2 N K n FLOP)."""
+    CUDA cores at their peak would need (the larger of reading W and doing 2 N K n FLOP), drawn on
+    to n = 32 so that its rise past the ridge shows."""
     import matplotlib.pyplot as plt
 
     rows = _rows(doc, N, K, dtype)
@@ -230,8 +231,10 @@ def plot_vs_n(doc: dict, N: int, K: int, dtype: str = "bfloat16", cores_TFLOPs: 
     if cores_TFLOPs:
         bw = ceiling_at(doc, N, K, dtype)
         nbytes = N * K * md.DTYPES[dtype].itemsize
-        floor = [max(nbytes / bw / 1e6, 2 * N * K * n / cores_TFLOPs / 1e9) for n in ns]
-        ax.plot(ns, floor, color="#dd8452", lw=2, ls="--", label="CUDA cores at peak (model)")
+        model_ns = list(range(1, 33))
+        floor = [max(nbytes / bw / 1e6, 2 * N * K * n / cores_TFLOPs / 1e9) for n in model_ns]
+        ax.plot(model_ns, floor, color="#dd8452", lw=2, ls="--", label="CUDA cores at peak (model)")
+        ns = [*ns, 24, 32]
         # 2 N K n FLOP over N K itemsize bytes: 2 n / itemsize FLOP per byte, equal to the peak's at the ridge
         ridge = cores_TFLOPs * 1e3 / bw * md.DTYPES[dtype].itemsize / 2
         ax.axvline(ridge, color="#dd8452", ls=":", lw=1)

@@ -120,7 +120,7 @@ def roofline(bandwidth_GBps: float, cores_TFLOPs: float, tensor_TFLOPs: float, l
     for roof, color in ((cores_TFLOPs, "#dd8452"), (tensor_TFLOPs, "#4c72b0")):
         ridge = roof * 1e3 / bandwidth_GBps
         ax.axvline(ridge, color=color, ls=":", lw=1)
-        ax.text(ridge * 1.05, roof * 0.55, f"ridge: {ridge:.0f}", color=color, fontsize=8)
+        ax.text(ridge * 1.05, roof * 1.25, f"ridge: {ridge:.0f}", color=color, fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("FLOP per byte of W (bf16 decode: n)")
