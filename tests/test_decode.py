@@ -5,7 +5,6 @@ build for sm_75, sm_80 and sm_90, and the recorded decode study keeps its schema
 H200's and a T4's numbers stand in for a GPU; tuned constants and wording are not pinned."""
 
 import copy
-import functools
 import itertools
 import json
 import os
@@ -171,12 +170,6 @@ def test_mma_launches_fit_the_sm(device=H200):
         assert decode.MMA.occupancy(plan.block, plan.variant, device.limits, shared).blocks_per_sm >= 1, plan
 
 
-def _mma_slots(device, variant, nt, warps):
-    """decode_mma blocks of this many warps that the GPU holds at once."""
-    bps = decode.MMA.occupancy(32 * warps, variant, device.limits, rule.shared_bytes(warps, nt)).blocks_per_sm
-    return bps * device.sms
-
-
 @DEVICES
 def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
     """decode_mma: where every tile of 16 rows fits in one wave of one-warp blocks, the plan keeps
@@ -188,7 +181,10 @@ def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
     for N, K, n in itertools.product((16, 1024, 4096, 14_336, 28_672, 65_536, 262_144), (1024, 4096, 28_672), (1, 16)):
         plan = choose(N, K, n, BF, device)
         warps, nt = plan.warps_split_k, n_tiles(plan)
-        slots = functools.partial(_mma_slots, device, plan.variant, nt)
+
+        def slots(w, variant=plan.variant, nt=nt):  # blocks of w warps the GPU holds at once
+            return rule._slots(decode.MMA, 32 * w, variant, device, rule.shared_bytes(w, nt))
+
         trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
         most = min(rule.MAX_WARPS, 1 << (trips.bit_length() - 1))
         if plan.grid <= slots(1):

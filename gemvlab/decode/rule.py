@@ -104,9 +104,8 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
 
-    def slots(warps: int) -> int:  # blocks of this many warps the GPU holds at once
-        bps = MMA.occupancy(32 * warps, variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm
-        return bps * device.sms
+    def slots(warps: int) -> int:
+        return _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
 
     one_wave = slots(1)
     if tiles <= one_wave:
@@ -141,7 +140,7 @@ def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
     why = ("float32: CUDA cores (tensor cores would round it to tf32)" if code == 0 else
            f"{name} on compute capability {device.limits.compute_capability}: CUDA cores (the m16n8k16 mma.sync "
            f"needs 8.0)")
-    waves = grid / _slots(CORES, CORES_BLOCK, variant, device)
+    waves = grid / max(1, _slots(CORES, CORES_BLOCK, variant, device))
     return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, 1, waves, (
         why, f"{rows} rows per warp share each load of B; compiled for up to {nv} vectors (n = {n})", reads))
 
@@ -152,5 +151,5 @@ def shared_bytes(warps: int, nt: int) -> int:
 
 
 def _slots(kernel, block: int, variant: int, device: Device, dynamic: int = 0) -> int:
-    """Blocks of this launch the whole GPU holds at once."""
-    return max(1, kernel.occupancy(block, variant, device.limits, dynamic).blocks_per_sm) * device.sms
+    """Blocks of this launch the whole GPU holds at once (0 where one block does not fit on an SM)."""
+    return kernel.occupancy(block, variant, device.limits, dynamic).blocks_per_sm * device.sms
