@@ -42,11 +42,12 @@ __device__ __forceinline__ void step(float (&acc)[R][NV], const typename Elem<CO
 }
 
 // Rows per warp for NV vectors: few vectors, few rows (more warps for the same rows); many
-// vectors, more rows, so that each load of B serves more of W (B's loads come from the L1).
+// vectors, more rows, so that each load of B serves more of W (B's loads come from the L1). The
+// kernel's R and the launcher's grid both come from it.
 #ifndef GEMV_CORE_ROWS
 #error "GEMV_CORE_ROWS comes from gemvlab (gemvlab.decode.kernels.DEFINES): build through gemvlab"
 #endif
-template <int NV> __host__ __device__ constexpr int core_rows() { return NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS; }
+__host__ __device__ constexpr int core_rows(int nv) { return nv <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS; }
 
 // CODE: 0 float32, 1 fp16, 2 bf16. NV: vectors compiled for (n <= NV). The load path is a.vec, the
 // same for every thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors
@@ -55,7 +56,7 @@ template <int CODE, int NV>
 __global__ void gemv_decode_cores(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
                                   typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
     using T = typename Elem<CODE>::T;
-    constexpr int R = core_rows<NV>(), E = 16 / sizeof(typename Elem<CODE>::Raw);
+    constexpr int R = core_rows(NV), E = 16 / sizeof(typename Elem<CODE>::Raw);
     const int lane = threadIdx.x & 31;
     const long long N = a.M, K = a.K;
     const long long row0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * R;
@@ -91,7 +92,7 @@ __global__ void gemv_decode_cores(const typename Elem<CODE>::T* __restrict__ W, 
 }
 
 // variant: GEMV_VARIANT(CODE, NV, 0). block: a multiple of 32, at most 1024; grid: one block per
-// block / 32 * core_rows<NV>() rows.
+// block / 32 * core_rows(NV) rows.
 extern "C" int launch_decode_cores(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
                                    cudaStream_t stream) {
     (void)partials;
@@ -100,7 +101,7 @@ extern "C" int launch_decode_cores(const void* W, const void* X, void* C, void* 
     if (block < 32 || block > 1024 || block % 32 || p->n < 1 || p->n > NV || (p->vec != 0 && p->vec != 3) ||
         (p->vec == 3 && p->ldb != 1))
         return (int)cudaErrorInvalidValue;
-    const long long rows = (long long)(block / 32) * (NV <= GEMV_CORE_FEW_VECTORS ? GEMV_CORE_ROWS_FEW : GEMV_CORE_ROWS);
+    const long long rows = (long long)(block / 32) * core_rows(NV);
     const long long grid = (p->M + rows - 1) / rows;
     if (grid > 2147483647LL) return (int)cudaErrorInvalidValue;
     switch (variant) {
