@@ -208,7 +208,7 @@ def decode_candidates(plan, device):
             if fits and 32 * warps != plan.block:
                 out.append((f"warps={warps}", replace(plan, block=32 * warps), None))
         code, nt, u, stages = args
-        for uu, ss in sorted({a[2:] for a in DK.MMA_COMPILED} - {(u, stages)}):  # the other loads and stages
+        for uu, ss in sorted({a[2:] for a in DK.MMA_COMPILED if a[:2] == (code, nt)} - {(u, stages)}):  # the others compiled
             other = encode(code, nt, uu, ss)
             for warps in (1, 2, 4, 8):
                 if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:

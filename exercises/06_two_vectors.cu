@@ -32,7 +32,7 @@ __global__ void gemv_exercise(const __nv_bfloat16* __restrict__ W, const __nv_bf
     float s0 = 0.0f;  // TODO: and a second sum, s1
 #pragma unroll 4
     for (long long i = lane; i < K / 8; i += 32) {
-        const uint4 wi = __ldcs(w + i);  // W is read once: the L2 may evict it first
+        const uint4 wi = __ldcs(w + i);  // streaming load (evict first): W is read once
         s0 = dot8(wi, __ldg(x0 + i), s0);
         // TODO: the same wi times x1's elements, into s1.
     }

@@ -145,15 +145,15 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
 dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
-# At n = 2 and 4 cuBLAS picks another kernel: a GEMM (matrix-matrix multiply) template built for sm_80 (Ampere,
-# compute capability 8.0). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
+# At n = 2 and 4 cuBLAS picks a GEMM (matrix-matrix multiply) template from CUTLASS (NVIDIA's open-source GEMM
+# library), built for sm_80 (Ampere). Its grid has 112 blocks for the H200's 132 SMs, so some SMs read nothing. That
 # explains at most 132 / 112 = 1.18x. Its time is 1.65x n = 1's (50.9 against 30.8 us). At n = 3 it picks one
-# built for sm_75, slower still. At n = 8 and 16 it returns to a kernel for Hopper (sm_90), the H200's
-# architecture.
+# built for sm_75, slower still. At n = 8 and 16 it returns to `nvjet`, cuBLAS's own kernels for Hopper (sm_90),
+# the H200's architecture.
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` (no CUDA graphs) times cuBLAS and several kernels that
 # Triton (a compiler for GPU kernels written in Python) generates, and keeps the fastest. Here its times are
-# within 1 % of torch.matmul's at n = 1 to 8; at n = 16 it kept a slower kernel (1.14x).
+# within 1 % of torch.matmul's at n = 1 to 8; at n = 16 it kept a slower one (1.14x).
 
 # %% [markdown]
 # ## The ridge point
