@@ -197,6 +197,32 @@ def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
     assert seen == {"one wave", "waves"}
 
 
+@DEVICES
+def test_two_n_tiles_load_b_late_where_that_buys_warps(device):
+    """decode_mma with two n-tiles: B's loads wait for their trip (STAGES_LATE_B) exactly where the
+    tiles fit in one wave and that variant's registers let the wave hold more warps per tile than
+    STAGES does; one n-tile always keeps STAGES."""
+    if int(device.limits.compute_capability.split(".")[0]) < 8:
+        pytest.skip("decode_cores before sm_80")
+    seen = set()
+    for N, K in itertools.product((1024, 4096, 14_336, 18_944, 28_672, 65_536), (1024, 4096, 28_672)):
+        plan = choose(N, K, 16, BF, device)
+        trips = -(-K // (32 * rule.LOADS))
+        most = min(rule.MAX_WARPS, 1 << (trips.bit_length() - 1))
+
+        def one_wave_warps(stages, most=most, tiles=plan.grid):  # 0 where the tiles need more than one wave
+            v = native_kernel.encode(2, 2, rule.LOADS, stages)
+            fit = [w for w in (1, 2, 4, 8, 16) if w <= most and
+                   rule._slots(decode.MMA, 32 * w, v, device, rule.shared_bytes(w, 2)) >= tiles]
+            return max(fit, default=0)
+
+        late = 0 < one_wave_warps(rule.STAGES) < one_wave_warps(rule.STAGES_LATE_B)
+        assert decode.MMA.arguments(plan.variant)[3] == (rule.STAGES_LATE_B if late else rule.STAGES), (N, K)
+        assert decode.MMA.arguments(choose(N, K, 8, BF, device).variant)[3] == rule.STAGES, (N, K)
+        seen.add(late)
+    assert seen == {True, False}
+
+
 def test_mma_warps_bound_each_warps_trips(device=H200):
     """decode_mma with many tiles per SM: enough warps per block that each walks at most MAX_TRIPS
     trips of K, until TRIP_WARPS warps; more trips than that leave it at TRIP_WARPS."""

@@ -19,8 +19,8 @@
 // pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
 // where rows start 32-byte aligned, three otherwise.
 //
-// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and STAGES trips of loads
-// in flight (1 or 2); the warps of a block split K between them and add their sums in shared memory
+// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and the next trip's loads
+// in flight or not (STAGES, below); the warps of a block split K between them and add their sums in shared memory
 // in a fixed order. Rows past N and vectors past n are not written.
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
@@ -71,6 +71,24 @@ __device__ __forceinline__ void load_trip(uint4 (&wr)[2][U], uint4 (&xr)[NT][U],
     }
 }
 
+template <int CODE, int U>
+__device__ __forceinline__ void load_w(uint4 (&wr)[2][U], const typename Elem<CODE>::T* const (&w)[2], long long base, int t) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const long long k = base + 32 * u + 8 * t;
+        wr[0][u] = load16<CODE, true, true>(w[0] + k, 1);
+        wr[1][u] = load16<CODE, true, true>(w[1] + k, 1);
+    }
+}
+
+template <int CODE, int NT, int U>
+__device__ __forceinline__ void load_x(uint4 (&xr)[NT][U], const typename Elem<CODE>::T* const (&x)[NT], long long base, int t) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) xr[nt][u] = load16<CODE, true, false>(x[nt] + base + 32 * u + 8 * t, 1);
+}
+
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void mma_trip(float (&acc)[2][NT][4], const uint4 (&wr)[2][U], const uint4 (&xr)[NT][U]) {
 #pragma unroll
@@ -95,8 +113,10 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 }
 
 // CODE: 1 fp16, 2 bf16. NT: n-tiles of 8 vectors (1 for n <= 8, 2 for n <= 16). U: 16-byte loads
-// per row per lane per trip. STAGES: trips whose loads are in flight at once (1, or 2: registers
-// hold the next trip while the mma.sync of this one run). The load path is a.vec, the same for every
+// per row per lane per trip. STAGES: what is in flight while a trip's mma.sync run. 1: nothing (a
+// trip's loads, then its mma.sync); 2: the next trip's loads of W and B; 3: the next trip's loads of
+// W only, and this trip's loads of B are issued just before its mma.sync (B is read by every warp,
+// so it mostly hits in L1), which frees NT x U x 4 registers. The load path is a.vec, the same for every
 // thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors are contiguous
 // (ldb == 1), else 0.
 template <int CODE, int NT, int U, int STAGES>
@@ -125,7 +145,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
                 load_trip<CODE, NT, U>(wr, xr, w, x, base, t);
                 mma_trip<CODE, NT, U>(sums, wr, xr);
             }
-        } else if (base < whole) {
+        } else if (STAGES == 2 && base < whole) {
             // STAGES == 2: the next trip's loads fly while this trip's mma.sync run. With one stage,
             // ptxas hoists only part of a trip's loads above its first mma.sync when NT = 2 (12 of 16
             // at U = 4 in the sm_90 SASS); here all of them are in flight. Cost: registers (128 at
@@ -142,6 +162,19 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
                     for (int nt = 0; nt < NT; ++nt) xr[nt][u] = xn[nt][u];
                 }
             }
+            mma_trip<CODE, NT, U>(sums, wr, xr);
+        } else if (base < whole) {
+            // STAGES == 3: as 2 for W; B waits for its trip (128 registers at NT = 2, against 168).
+            load_w<CODE, U>(wr, w, base, t);
+            for (base += STEP * warps; base < whole; base += STEP * warps) {
+                uint4 wn[2][U];
+                load_w<CODE, U>(wn, w, base, t);
+                load_x<CODE, NT, U>(xr, x, base - STEP * warps, t);
+                mma_trip<CODE, NT, U>(sums, wr, xr);
+#pragma unroll
+                for (int u = 0; u < U; ++u) wr[0][u] = wn[0][u], wr[1][u] = wn[1][u];
+            }
+            load_x<CODE, NT, U>(xr, x, base - STEP * warps, t);
             mma_trip<CODE, NT, U>(sums, wr, xr);
         }
         if (base < K) trip_checked<CODE, NT, U>(sums, w, x, base, K, 1, t);  // the partial trip: this warp's turn
@@ -180,7 +213,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
 }
 
 // variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: a multiple of 32 threads, no more than the
-// variant's registers let an SM hold (at STAGES = 2, 512 threads at 128 registers, 384 at 168; the
+// variant's registers let an SM hold (512 threads at 128 registers, 384 at 168; the
 // rule checks occupancy, and a larger block fails to launch); grid: one block per 16 rows. Shared
 // memory: the warps' sums when there are several.
 extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
@@ -202,9 +235,9 @@ extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* pa
         break;
         // the instantiations: gemvlab.decode.kernels.MMA_COMPILED
         GEMV_MMA(1, 1, 4, 1) GEMV_MMA(1, 1, 8, 1) GEMV_MMA(1, 1, 4, 2)
-        GEMV_MMA(1, 2, 4, 1) GEMV_MMA(1, 2, 8, 1) GEMV_MMA(1, 2, 4, 2)
+        GEMV_MMA(1, 2, 4, 1) GEMV_MMA(1, 2, 8, 1) GEMV_MMA(1, 2, 4, 2) GEMV_MMA(1, 2, 4, 3)
         GEMV_MMA(2, 1, 4, 1) GEMV_MMA(2, 1, 8, 1) GEMV_MMA(2, 1, 4, 2)
-        GEMV_MMA(2, 2, 4, 1) GEMV_MMA(2, 2, 8, 1) GEMV_MMA(2, 2, 4, 2)
+        GEMV_MMA(2, 2, 4, 1) GEMV_MMA(2, 2, 8, 1) GEMV_MMA(2, 2, 4, 2) GEMV_MMA(2, 2, 4, 3)
 #undef GEMV_MMA
         default: return (int)cudaErrorInvalidValue;
     }

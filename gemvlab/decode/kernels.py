@@ -31,10 +31,12 @@ DEFINES = (("GEMV_VARIANT_BITS", VARIANT_BITS), ("GEMV_CORE_ROWS_FEW", CORE_ROWS
            ("GEMV_CORE_FEW_VECTORS", CORE_FEW_VECTORS))
 
 #: (CODE, NT, U, STAGES): fp16 and bf16, one or two n-tiles of 8 vectors, 4 or 8 16-byte loads per
-#: row per lane per trip (a warp's trip reads 4 or 8 KiB of W), and 1 or 2 trips in flight: two
-#: only at U = 4 (two trips of U = 8 take 246 registers with one n-tile, so 8 warps per SM, and
-#: spill with two).
-MMA_COMPILED = tuple((c, nt, u, s) for c in (1, 2) for nt in (1, 2) for u, s in ((4, 1), (8, 1), (4, 2)))
+#: row per lane per trip (a warp's trip reads 4 or 8 KiB of W), and what is in flight during a trip's
+#: mma.sync: nothing (1), the next trip's W and B (2), or the next trip's W alone (3, with two n-tiles,
+#: where B's registers would cost warps). Two or three only at U = 4: two trips of U = 8 take 246
+#: registers with one n-tile, so 8 warps per SM, and spill with two.
+MMA_COMPILED = tuple((c, nt, u, s) for c in (1, 2) for nt in (1, 2)
+                     for u, s in ((4, 1), (8, 1), (4, 2), *(((4, 3),) if nt == 2 else ())))
 #: (CODE, NV): float32 for 2 to 16 vectors (one goes to gemvlab.dispatch), halves for 1 to 16.
 CORES_COMPILED = tuple((0, nv) for nv in (2, 4, 8, 16)) + tuple((c, nv) for c in (1, 2) for nv in (1, 2, 4, 8, 16))
 

@@ -24,6 +24,11 @@ from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 #: loads in flight.
 LOADS = 4
 STAGES = 2
+#: With two n-tiles where the tiles fit in one wave: STAGES_LATE_B (the next trip's loads of W in
+#: flight; B's loads issued just before the mma.sync of their trip) where it lets that wave hold more
+#: warps per tile. It takes 128 registers, not 168, so an SM holds 16 warps, not 12; B mostly hits in
+#: L1, and the extra warps cover its wait.
+STAGES_LATE_B = 3
 #: Warps per block (the warps of a block split K between them, each at least one trip; a power of
 #: two, at most MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the
 #: most warps that still keep them in one wave: no SM waits on a second wave, and each tile's K is
@@ -104,30 +109,41 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
     most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
 
-    def slots(warps: int) -> int:
+    def slots(warps: int, variant: int) -> int:
         return _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
 
-    one_wave = slots(1)
-    if tiles <= one_wave:
+    def one_wave_warps(variant: int) -> int:
         warps = 1
-        while 2 * warps <= most and slots(2 * warps) >= tiles:
+        while 2 * warps <= most and slots(2 * warps, variant) >= tiles:
             warps *= 2
+        return warps
+
+    one_wave = slots(1, variant)
+    stages = STAGES
+    if tiles <= one_wave:
+        warps = one_wave_warps(variant)
+        late = encode(code, nt, LOADS, STAGES_LATE_B)
+        if nt == 2 and one_wave_warps(late) > warps:
+            stages, variant, warps = STAGES_LATE_B, late, one_wave_warps(late)
+            one_wave = slots(1, variant)
         split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
                  f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (a power "
                  f"of two, at most {most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
     else:
         warps = min(most, TRIP_WARPS, _nearest_pow2(trips / MAX_TRIPS))
-        while warps > 1 and slots(warps) == 0:
+        while warps > 1 and slots(warps, variant) == 0:
             warps //= 2  # a block's registers must fit in the SM's
         split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fill "
                  f"{tiles / one_wave:.1f} waves of one-warp blocks, so K's {trips} trips of {32 * LOADS} elements / "
                  f"{MAX_TRIPS}, to the nearest power of two, 1 to {TRIP_WARPS}")
-    waves = tiles / max(1, slots(warps))
+    waves = tiles / max(1, slots(warps, variant))
     return DecodePlan(N, K, n, name, "decode_mma", variant, 32 * warps, tiles, vec, copy_b, warps, waves, (
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
          f"vectors for n = {n}"),
-        (f"{LOADS} loads per row per trip, {STAGES} trips in flight: each warp's trip reads {LOADS} KiB of W and "
-         f"{nt * LOADS // 2} KiB of B, and the next trip's loads are issued before this trip's mma.sync"),
+        (f"{LOADS} loads per row per trip: each warp's trip reads {LOADS} KiB of W and {nt * LOADS // 2} KiB of B, "
+         + ("and the next trip's loads are issued before this trip's mma.sync" if stages == STAGES else
+            "and the next trip's loads of W are issued before this trip's mma.sync, B's just before them: that "
+            "frees the registers for more warps per tile")),
         split, reads))
 
 
