@@ -1,6 +1,7 @@
 // Exercise 6 (notebook 06): a bf16 decode GEMV on CUDA cores, one vector per read of W; make it two.
 //
-// One warp per row of W (bf16, K elements, K % 8 == 0): lane l reads 16 bytes (8 elements) at
+// One warp per row of W (bf16, K elements, K % 8 == 0, W and X 16-byte aligned, as try_kernel's
+// fresh tensors are): lane l reads 16 bytes (8 elements) at
 // k = 8 l, 8 l + 256, ..., converts each pair of elements to a float2, and multiplies them by the same
 // elements of each vector, summing in fp32; the warp then adds its 32 sums. B holds two vectors, one
 // after another (x0 at B, x1 at B + K); C is (M, 2), row by row. As given, it reads W for x0 alone and

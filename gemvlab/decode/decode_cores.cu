@@ -1,8 +1,9 @@
 // Decode kernel on CUDA cores: C = W B for float32, fp16 or bf16 W (N x K) and 1 to 16 vectors B
 // (K x n), each weight converted to float once and multiplied by every vector, in fp32.
 //
-// Why: float32 weights have no native tensor-core path that keeps fp32's precision (tf32 rounds to
-// 10 bits; emulating fp32 takes three mma per product), and GPUs before sm_80
+// Why: float32 weights have no native tensor-core path that keeps fp32's precision (tf32 keeps 10
+// of float32's 23 stored mantissa bits; three tf32 mma per product come close to fp32, not exactly
+// it), and GPUs before sm_80
 // have no bf16 mma; this kernel serves both. A warp takes R rows (core_rows below); each lane reads
 // 16 bytes of each row per step (4 floats or 8 halves: 512 contiguous bytes per row per warp),
 // then the same elements of each vector, which every row of the warp reuses from registers: the
@@ -14,7 +15,8 @@
 #include "elements.cuh"
 
 // One step of a warp, 16 bytes per row at k: W's elements converted once, each multiplied by the same
-// elements of every vector. TAIL: the row's last, partial step (elements past K are zeros).
+// elements of every vector. R: the warp's rows; NV: the vectors; VEC: 16-byte loads (else one
+// element at a time); TAIL: the row's last, partial step (elements past K are zeros).
 template <int CODE, int NV, int R, bool VEC, bool TAIL>
 __device__ __forceinline__ void step(float (&acc)[R][NV], const typename Elem<CODE>::T* const (&w)[R],
                                         const typename Elem<CODE>::T* const (&x)[NV], long long k, long long K,

@@ -53,33 +53,77 @@ def show_function(kernel, name: str, first: str | None = None, last: str | None 
 TUNING = Path(__file__).resolve().parents[2] / "bench" / "results" / "h200-decode.csv"
 
 
-def stages(N: int, K: int, dtype: str = "bfloat16", path: Path = TUNING) -> None:
-    """Per n, from the tuning run: the rule's decode_mma plan (two trips in flight) beside the same
-    plan with one, and beside the fastest plan with one at any warps and loads per trip."""
+def _tuning(N: int, K: int, dtype: str, path: Path):
+    """(the run's GPU, n -> candidate -> row) from the tuning run at one shape, or None without it."""
     if not path.is_file():
         print(f"no tuning results here ({path}): they come with a clone of gemvlab")
-        return
+        return None
     with open(path) as f:
         head = f.readline().lstrip("# ").split(",")[0]
         rows = [r for r in csv.DictReader(f) if (int(r["N"]), int(r["K"]), r["dtype"]) == (N, K, dtype)]
     by_n: dict = {}
     for r in rows:
         by_n.setdefault(int(r["n"]), {})[r["candidate"]] = r
+    return head, by_n
+
+
+def _plan(row: dict) -> tuple[str, int]:
+    """(kernel name, warps per block) of a tuning row's plan, e.g. ("decode_mma<2, 2, 4, 2>", 1)."""
+    name, threads = row["plan"].rsplit(", ", 1)
+    return name, int(threads.split()[0]) // 32
+
+
+def stages(N: int, K: int, dtype: str = "bfloat16", path: Path = TUNING) -> None:
+    """Per n, from the tuning run: the fastest decode_mma plan with two trips in flight (U = 4,
+    STAGES = 2) beside the same plan with one, and beside the fastest plan with one at any warps
+    and loads per trip."""
+    got = _tuning(N, K, dtype, path)
+    if got is None:
+        return
+    head, by_n = got
     print(f"{N:,} x {K:,} {dtype}  [tuning run, {head}]: ms, and the ratio to 2 in flight")
     print(f"{'n':>3}  {'2 in flight':<20}{'1, same warps':<17}1, its fastest loads and warps")
     for n, c in sorted(by_n.items()):
-        rule = c["rule"]
-        ms = float(rule["ms"])
-        warps = int(rule["plan"].split(", ")[-1].split()[0]) // 32
-        same = c.get(f"U=4 STAGES=1 warps={warps}")
+        twos = [(float(r["ms"]), _plan(r)[1]) for r in c.values() if r["plan"] and _plan(r)[0].endswith(", 4, 2>")]
         ones = [(float(r["ms"]), name) for name, r in c.items() if "STAGES=1" in name]
-        if same is None or not ones:
+        if not twos or not ones:
+            continue
+        ms, warps = min(twos)
+        same = c.get(f"U=4 STAGES=1 warps={warps}")
+        if same is None:
             continue
         best, name = min(ones)
         u, w = (int(x.split("=")[1]) for x in name.split(" ") if x.startswith(("U=", "warps=")))
         print(f"{n:>3}  {ms:.4f} ({warps} warp{'s' if warps > 1 else ''}){'':<{7 - len(str(warps)) - (warps > 1)}}"
               f"{float(same['ms']):.4f} {float(same['ms']) / ms:.2f}x     {best:.4f} {best / ms:.2f}x (U = {u}, {w} warp{'s' if w > 1 else ''})")
 
+
+def late_b(N: int, K: int, n: int = 16, dtype: str = "bfloat16", path: Path = TUNING) -> None:
+    """From the tuning run at one n (two n-tiles): U = 4 with STAGES = 2 and 3 at 1, 2 and 4 warps
+    per block, beside each variant's registers and the one-warp blocks an SM of the recorded GPU
+    holds at them."""
+    import torch
+
+    from ..decode import MMA
+    from ..decode.kernels import DTYPE_CODES
+    from ..gpu.device import Device
+    from ..native.kernel import encode
+
+    got = _tuning(N, K, dtype, path)
+    if got is None:
+        return
+    head, by_n = got
+    by_plan = {_plan(r): float(r["ms"]) for r in by_n.get(n, {}).values() if r["plan"]}
+    device = Device.recorded()
+    print(f"{N:,} x {K:,} {dtype}, n = {n}  [tuning run, {head}]: ms at 1, 2 and 4 warps per block of 16 "
+          f"rows; {-(-N // 16):,} such tiles, {device.sms} SMs")
+    print(f"{'':<12}{'registers':>10}{'warps/SM':>10}{'1 warp':>10}{'2 warps':>10}{'4 warps':>10}")
+    for stages in (2, 3):
+        v = encode(DTYPE_CODES[getattr(torch, dtype)], 2, 4, stages)
+        name = MMA.kernel_name(v).removeprefix("gemv_")
+        ms = "".join(f"{by_plan[(name, w)]:>10.4f}" if (name, w) in by_plan else f"{'-':>10}" for w in (1, 2, 4))
+        print(f"{'STAGES = ' + str(stages):<12}{MMA.resources(v).registers:>10}"
+              f"{MMA.occupancy(32, v, device.limits).warps_per_sm:>10}{ms}")
 
 def _rows(doc: dict, N: int, K: int, dtype: str) -> dict:
     """n -> kernel -> row of the decode study at one shape."""
