@@ -140,14 +140,14 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
 dc.cublas_kernels(ctx.recorded)
 
 # %% [markdown]
-# At n = 2 and 4 cuBLAS picks a GEMM (matrix-matrix multiply) kernel of its `cutlass_80` family, an Ampere
-# design built on `mma.sync`. Its grid has 112 blocks for 132 SMs, which explains at most 132 / 112 = 1.18x. Its
-# time is 1.64x n = 1's (50.7 against 31.0 us); the profile does not say where the rest goes. At n = 3 its
-# `cutlass_75` kernel, named `align1`, moves data one element at a time: a row of C is 6 bytes. At n = 8 and 16
-# it returns to `nvjet`, cuBLAS's kernels for Hopper (sm_90), the H200's architecture.
+# torch.matmul runs cuBLAS, NVIDIA's matrix library. At n = 1, 8 and 16 it runs `nvjet`, its Hopper (sm_90)
+# kernels. At n = 2 and 4 it picks a GEMM (matrix-matrix multiply) kernel of its `cutlass_80` family, a design
+# from the Ampere GPUs before Hopper. Its 112 blocks leave 20 of 132 SMs idle, which alone costs at most
+# 132 / 112 = 1.18x. Its time is 1.64x n = 1's (50.7 against 31.0 us); the profile does not show the rest. At
+# n = 3 a row of C is 3 x 2 = 6 bytes, so cuBLAS picks an `align1` kernel: it moves data one element at a time.
 #
-# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and kernels that Triton (a compiler for
-# GPU kernels written in Python) generates, and keeps the fastest. Here it is within 2 % of torch.matmul at n =
+# `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and kernels that Triton (a Python GPU
+# compiler) generates, and keeps the fastest. Here it is within 2 % of torch.matmul at n =
 # 2 to 8. At n = 1 and 16 it kept slower kernels (1.26x and 1.15x).
 
 # %% [markdown]
@@ -169,7 +169,7 @@ bw, cores, tensor = dc.ridge(ctx.recorded, N, K)
 pic.roofline(bw, cores, tensor, "recorded H200, " + ctx.recorded["machine"]["gpu"])
 
 # %% [markdown]
-# On CUDA cores, n = 16 is close to the ridge; converting each weight to float costs more.
+# On CUDA cores, n = 16 is close to the ridge, before counting each weight's conversion to float.
 #
 # ### Tensor cores
 #
@@ -192,8 +192,8 @@ dc.show_function("decode_mma", "load_trip")
 # %% [markdown]
 # ### Keep a trip of loads in flight
 #
-# A **trip** is a warp's pass over 32 x U elements of its 16 rows: each lane's U 16-byte loads of each of its two
-# rows and of its vector in each n-tile, then the mma.sync that use them. An **n-tile** is 8 vectors, one
+# A **trip** is a warp's pass over 32 x U elements of each of its 16 rows, then the mma.sync that use them.
+# Each lane makes U 16-byte loads per row and per n-tile. An **n-tile** is 8 vectors, one
 # mma.sync's B tile: n up to 8 takes one, up to 16 two. `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4
 # and `STAGES = 2`.
 #
@@ -207,39 +207,41 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 
 # %% [markdown]
 # The prediction: n = 16 gains most, as its trips no longer wait twice. The measurement is from the **tuning
-# run** (`bench/tune_dispatch.py --decode` on the H200). It times each shape's **plans** side by side: a kernel,
-# its template arguments, and its warps per block, which split each tile's K. Per n, the fastest plan with two
-# trips in flight, the same with one, and the fastest with one:
+# run** (`bench/tune_dispatch.py --decode` on the H200). It times each shape's **plans** side by side. A plan is
+# what gemv's rule picks: a kernel, its template arguments, and its warps per block, which split each 16-row
+# tile's K. Per n, the fastest plan with `STAGES = 2`, the same with one trip, and the fastest with one:
 
 # %%
 dc.stages(N, K)
 
 # %% [markdown]
 # At n = 16 one trip in flight takes 1.37x the time of two at the same warps. At n <= 8 it is a tie (1.00x to
-# 1.02x). At n = 16 one trip with 4 warps of U = 8 ties too (0.99x): more warps also hide the wait.
+# 1.02x). At n = 16 one trip with 4 warps of U = 8 ties too (0.99x): more warps also hide the wait. The rule
+# keeps two: never slower.
 #
 # ### Free registers for more warps
 #
-# The problem: at n = 16 two trips in flight take 168 registers per thread, so an SM holds 12 warps. At 2 warps
-# per tile, this shape's 896 tiles need 1,792 warps, more than 132 SMs hold at once (1,584). So the rule keeps 1
-# warp per tile, with few loads in flight.
+# The problem: at n = 16 two trips in flight take 168 registers per thread. An SM's 65,536 registers then hold
+# 12 warps. At 2 warps per tile, this shape's 896 tiles need 1,792 warps, more than 132 SMs hold at once
+# (1,584). So the rule keeps 1 warp per tile: an SM runs about 7 warps.
 #
 # The change (`STAGES = 3`): keep only W's next trip in flight, and load this trip's B just before its
-# mma.sync. Every warp reads the same B, so those loads mostly hit in L1, the SM's cache.
+# mma.sync. Every block reads all of B, and about 7 blocks share an SM here, so most can hit in L1.
 
 # %%
 dc.show_function("decode_mma", "gemv_decode_mma", first="STAGES == 3", last="trip_checked")
 
 # %% [markdown]
-# The prediction: 128 registers, so 16 warps per SM and 2 warps per tile, near n = 8's time. At the same warps
-# it should be slower, as B's wait is not hidden:
+# The prediction: 128 registers, so 16 warps per SM, 2,112 in all: 2 warps per tile fit. The time should come
+# near n = 8's. At 1 warp per tile, where both fit, it should be slower: B's wait is not hidden. (2 warps of
+# `STAGES = 2` take 1.13 waves.)
 
 # %%
 dc.late_b(N, K)
 
 # %% [markdown]
 # At 1 warp `STAGES = 3` is slower (0.0389 against 0.0372 ms). At 2 warps it takes 0.0340 ms. That is 0.91x
-# `STAGES = 2`'s best time, and 1.03x n = 8's. So the rule takes it only where it buys warps. In the
+# `STAGES = 2`'s best time, and 1.03x n = 8's. The rule takes it where one wave then holds more warps. In the
 # record's table, n = 16 takes 1.06x n = 1's time, still slower than cuBLAS (0.95x; Details).
 
 # %%
@@ -257,8 +259,8 @@ if ctx.live:  # the same count for the GPU this notebook runs on
 dc.explorer(ctx)
 
 # %% [markdown]
-# Time against n here, beside a model of CUDA cores at their peak (dashed): the longer of reading
-# W and doing the arithmetic. Past the ridge, arithmetic would set a CUDA-core kernel's time.
+# Time against n here, beside CUDA cores at their peak (dashed). Past the ridge, arithmetic would set their
+# time.
 
 # %%
 dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
@@ -266,11 +268,11 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # %% [markdown]
 # ## Exercise: two vectors per read of W
 #
-# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. The file calls W's rows
-# M, as notebooks 01 to 05 did, and the vectors X. Its two vectors lie one after the other in X. As given, it
-# computes C's first column only. Make each 16-byte load of W serve both vectors where the TODOs say, then run
-# the cell again. It passes when its error is within gemv's bound (Details) and it takes at most
-# 1.25x gemv's time at this shape with two vectors. A solution is in `solutions/06_two_vectors.cu`.
+# `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. It calls W's rows M, as
+# notebooks 01 to 05 did, and holds its two vectors one after the other in X. As given, it computes C's first
+# column only. Make each 16-byte load of W serve both vectors at the TODOs, then run the cell again. It
+# passes within gemv's error bound (Details) and 1.25x gemv's time with two vectors. A solution is in
+# `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -280,7 +282,7 @@ lab.try_kernel("06_two_vectors")
 #
 # - **bf16** (bfloat16): a sign bit, float32's 8 exponent bits, and 8 bits of precision (7 stored).
 # - **CUDA cores**: the SM's ordinary arithmetic lanes.
-# - **decode step**: making one token; each layer multiplies its weights by one vector per sequence.
+# - **decode step**: making one token: each layer times one vector per sequence.
 # - **floor**: the bytes a kernel must move over the read ceiling's bandwidth.
 # - **fragment**: the elements of an mma tile that one lane holds.
 # - **n-tile**: 8 vectors, one mma.sync's B tile; n up to 8 takes one, up to 16 two.

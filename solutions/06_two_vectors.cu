@@ -3,8 +3,8 @@
 // One warp per row of W (bf16, K elements, K % 8 == 0, W and X 16-byte aligned, as try_kernel's
 // fresh tensors are): lane l reads 16 bytes (8 elements) at
 // k = 8 l, 8 l + 256, ..., converts each pair of elements to a float2, and multiplies them by the same
-// elements of each vector, summing in fp32; the warp then adds its 32 sums. B holds two vectors, one
-// after another (x0 at B, x1 at B + K); C is (M, 2), row by row.
+// elements of each vector, summing in fp32; the warp then adds its 32 sums. X holds two vectors, one
+// after another (x0 at X, x1 at X + K); C is (M, 2), row by row.
 //
 // try_kernel: reference gemv, block 256, shape 14336 x 4096, mark 1.25, dtype bfloat16, vectors 2
 #include <cuda_bf16.h>

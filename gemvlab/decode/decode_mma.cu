@@ -19,8 +19,8 @@
 // pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
 // where rows start 32-byte aligned, three otherwise.
 //
-// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and the next trip's loads
-// in flight or not (STAGES, below); the warps of a block split K between them and add their sums in shared memory
+// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and which of the next
+// trip's loads are in flight (STAGES, below); the warps of a block split K between them and add their sums in shared memory
 // in a fixed order. Rows past N and vectors past n are not written.
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
@@ -115,8 +115,9 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 // CODE: 1 fp16, 2 bf16. NT: n-tiles of 8 vectors (1 for n <= 8, 2 for n <= 16). U: 16-byte loads
 // per row per lane per trip. STAGES: what is in flight while a trip's mma.sync run. 1: nothing (a
 // trip's loads, then its mma.sync); 2: the next trip's loads of W and B; 3: the next trip's loads of
-// W only, and this trip's loads of B are issued just before its mma.sync (B is read by every warp,
-// so it mostly hits in L1), which frees NT x U x 4 registers. The load path is a.vec, the same for every
+// W only, and this trip's loads of B are issued just before its mma.sync: no registers hold the
+// next trip's B (128 registers at NT = 2, against 168). Every block reads all of B, so where
+// several blocks share an SM those loads can hit in L1. The load path is a.vec, the same for every
 // thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors are contiguous
 // (ldb == 1), else 0.
 template <int CODE, int NT, int U, int STAGES>
@@ -164,7 +165,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
             }
             mma_trip<CODE, NT, U>(sums, wr, xr);
         } else if (base < whole) {
-            // STAGES == 3: as 2 for W; B waits for its trip (128 registers at NT = 2, against 168).
+            // STAGES == 3: as 2 for W; B waits for its trip.
             load_w<CODE, U>(wr, w, base, t);
             for (base += STEP * warps; base < whole; base += STEP * warps) {
                 uint4 wn[2][U];

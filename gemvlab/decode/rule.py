@@ -24,10 +24,11 @@ from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 #: loads in flight.
 LOADS = 4
 STAGES = 2
-#: With two n-tiles where the tiles fit in one wave: STAGES_LATE_B (the next trip's loads of W in
-#: flight; B's loads issued just before the mma.sync of their trip) where it lets that wave hold more
-#: warps per tile. It takes 128 registers, not 168, so an SM holds 16 warps, not 12; B mostly hits in
-#: L1, and the extra warps cover its wait.
+#: With two n-tiles where the tiles fit in STAGES's one wave: STAGES_LATE_B (the next trip's loads of W
+#: in flight; B's loads issued just before the mma.sync of their trip) where it lets that wave hold
+#: more warps per tile. It takes 128 registers, not 168, so an SM holds 16 warps, not 12, and the extra
+#: warps cover B's wait. At the same warps, or where only its own one wave holds the tiles (28,672 x
+#: 8,192), it was slower (docs/design/decode.md, run 21).
 STAGES_LATE_B = 3
 #: Warps per block (the warps of a block split K between them, each at least one trip; a power of
 #: two, at most MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the
