@@ -123,10 +123,10 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     stages = STAGES
     if tiles <= one_wave:
         warps = one_wave_warps(variant)
-        late = encode(code, nt, LOADS, STAGES_LATE_B)
-        if nt == 2 and one_wave_warps(late) > warps:
-            stages, variant, warps = STAGES_LATE_B, late, one_wave_warps(late)
-            one_wave = slots(1, variant)
+        if nt == 2:
+            late = encode(code, nt, LOADS, STAGES_LATE_B)
+            if (late_warps := one_wave_warps(late)) > warps:
+                stages, variant, warps, one_wave = STAGES_LATE_B, late, late_warps, slots(1, late)
         split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
                  f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (a power "
                  f"of two, at most {most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")

@@ -125,6 +125,7 @@ def late_b(N: int, K: int, n: int = 16, dtype: str = "bfloat16", path: Path = TU
         print(f"{'STAGES = ' + str(stages):<12}{MMA.resources(v).registers:>10}"
               f"{MMA.occupancy(32, v, device.limits).warps_per_sm:>10}{ms}")
 
+
 def _rows(doc: dict, N: int, K: int, dtype: str) -> dict:
     """n -> kernel -> row of the decode study at one shape."""
     out: dict = {}
