@@ -20,8 +20,8 @@
 // where rows start 32-byte aligned, three otherwise.
 //
 // Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and which of the next
-// trip's loads are in flight (STAGES, below); the warps of a block split K between them and add their sums in shared memory
-// in a fixed order. Rows past N and vectors past n are not written.
+// trip's loads are in flight (STAGES, below); the warps of a block split K between them and add
+// their sums in shared memory in a fixed order. Rows past N and vectors past n are not written.
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
 // offsets are 64-bit; the order of additions is fixed, so the same inputs give the same bits.
@@ -71,6 +71,8 @@ __device__ __forceinline__ void load_trip(uint4 (&wr)[2][U], uint4 (&xr)[NT][U],
     }
 }
 
+// load_trip's two halves, W's rows and B's vectors, for STAGES = 3, which issues them at different
+// times. load_trip keeps them interleaved per u: the issue order STAGES 1 and 2 were timed with.
 template <int CODE, int U>
 __device__ __forceinline__ void load_w(uint4 (&wr)[2][U], const typename Elem<CODE>::T* const (&w)[2], long long base, int t) {
 #pragma unroll
