@@ -25,15 +25,18 @@ from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
 LOADS = 4
 STAGES = 2
 #: With two n-tiles where the tiles fit in STAGES's one wave: STAGES_LATE_B (the next trip's loads of W
-#: in flight; B's loads issued just before the mma.sync of their trip) where it lets that wave hold
-#: more warps per tile. It takes 128 registers, not 168, so an SM holds 16 warps, not 12, and the extra
-#: warps cover B's wait. At the same warps, or where only its own one wave holds the tiles (28,672 x
-#: 8,192), it was slower (docs/design/decode.md, run 21).
+#: in flight; B's loads issued just before the mma.sync of their trip) where that wave then holds at
+#: least LATE_B_GAIN times STAGES's warps per tile. It takes 128 registers, not 168, so an SM holds 16
+#: warps, not 12, and the extra warps cover B's wait. At the same warps it is slower, so it pays only
+#: where it doubles them (docs/design/decode.md, runs 21 and 22).
 STAGES_LATE_B = 3
-#: Warps per block (the warps of a block split K between them, each at least one trip; a power of
-#: two, at most MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the
-#: most warps that still keep them in one wave: no SM waits on a second wave, and each tile's K is
-#: split as finely as the SM's registers allow.
+LATE_B_GAIN = 2
+#: Warps per block (the warps of a block split K between them, each at least one trip; any count up
+#: to MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the most warps
+#: that still keep them in one wave: no SM waits on a second wave, and each tile's K is split as
+#: finely as the SM's registers allow. The count need not be a power of two: at 4,096 x 4,096 and
+#: n = 16 each SM runs at most 2 of the 256 tiles, and 6 warps per tile fill its 12 warps, where 4 leave a
+#: third of them idle and 8 need a second wave.
 MAX_WARPS = 16
 #: Where there are more tiles than one wave holds, at least K's trips / MAX_TRIPS warps per block (to
 #: the nearest power of two), 1 to TRIP_WARPS. Splitting each tile's K among more warps shortens each
@@ -108,15 +111,15 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     variant = encode(code, nt, LOADS, STAGES)
     tiles = -(-N // 16)
     trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
-    most = min(MAX_WARPS, 1 << (trips.bit_length() - 1))
+    most = min(MAX_WARPS, trips)
 
     def slots(warps: int, variant: int) -> int:
         return _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
 
-    def one_wave_warps(variant: int) -> int:
+    def one_wave_warps(variant: int) -> int:  # slots() falls as warps grow
         warps = 1
-        while 2 * warps <= most and slots(2 * warps, variant) >= tiles:
-            warps *= 2
+        while warps < most and slots(warps + 1, variant) >= tiles:
+            warps += 1
         return warps
 
     one_wave = slots(1, variant)
@@ -125,11 +128,11 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         warps = one_wave_warps(variant)
         if nt == 2:
             late = encode(code, nt, LOADS, STAGES_LATE_B)
-            if (late_warps := one_wave_warps(late)) > warps:
+            if (late_warps := one_wave_warps(late)) >= LATE_B_GAIN * warps:
                 stages, variant, warps, one_wave = STAGES_LATE_B, late, late_warps, slots(1, late)
         split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
-                 f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (a power "
-                 f"of two, at most {most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
+                 f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (at most "
+                 f"{most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
     else:
         warps = min(most, TRIP_WARPS, _nearest_pow2(trips / MAX_TRIPS))
         while warps > 1 and slots(warps, variant) == 0:
@@ -144,7 +147,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         (f"{LOADS} loads per row per trip: each warp's trip reads {LOADS} KiB of W and {nt * LOADS // 2} KiB of B, "
          + ("and the next trip's loads are issued before this trip's mma.sync" if stages == STAGES else
             "and the next trip's loads of W are issued before this trip's mma.sync, B's just before them: that "
-            "frees the registers for more warps per tile")),
+            f"frees the registers for at least {LATE_B_GAIN}x the warps per tile")),
         split, reads))
 
 
