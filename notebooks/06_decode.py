@@ -88,8 +88,8 @@ dc.show_function("decode_cores", "step")
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
-# bf16 takes 0.53 of float32's time, close to the floors' 0.55. The floors' ratio is not 0.5: the smaller read
-# runs at a lower rate (3855 against 4226 GB/s), as a kernel's start and end cost the same at any size. On the
+# bf16 takes 0.52 of float32's time, close to the floors' 0.54. The floors' ratio is not 0.5: the smaller read
+# runs at a lower rate (3970 against 4302 GB/s), as a kernel's start and end cost the same at any size. On the
 # H200, bf16 runs on the tensor cores (`decode_mma`, below). A kernel's first template argument is the dtype: 0
 # float32, 1 fp16, 2 bf16.
 #
@@ -143,12 +143,12 @@ dc.cublas_kernels(ctx.recorded)
 # torch.matmul runs cuBLAS, NVIDIA's matrix library. At n = 1, 8 and 16 it runs `nvjet`, its Hopper (sm_90)
 # kernels. At n = 2 and 4 it picks a GEMM (matrix-matrix multiply) kernel of its `cutlass_80` family, a design
 # from the Ampere GPUs before Hopper. Its 112 blocks leave 20 of 132 SMs idle, which alone costs at most
-# 132 / 112 = 1.18x. Its time is 1.64x n = 1's (50.7 against 31.0 us); the profile does not show the rest. At
+# 132 / 112 = 1.18x. Its time is 1.58x n = 1's (50.7 against 32.0 us); the profile does not show the rest. At
 # n = 3 a row of C is 3 x 2 = 6 bytes, so cuBLAS picks an `align1` kernel: it moves data one element at a time.
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and kernels that Triton (a Python GPU
-# compiler) generates, and keeps the fastest. Here it is within 2 % of torch.matmul at n =
-# 2 to 8. At n = 1 and 16 it kept slower kernels (1.26x and 1.15x).
+# compiler) generates, and keeps the fastest. Here it is within 1 % of torch.matmul at n = 1 to 4. At n = 8 and
+# 16 it kept slower kernels (1.18x and 1.04x).
 
 # %% [markdown]
 # ## The ridge point
@@ -215,9 +215,8 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 dc.stages(N, K)
 
 # %% [markdown]
-# At n = 16 one trip in flight takes 1.37x the time of two at the same warps. At n <= 8 it is a tie (1.00x to
-# 1.02x). At n = 16 one trip with 4 warps of U = 8 ties too (0.99x): more warps also hide the wait. The rule
-# keeps two: never slower.
+# At n = 16 one trip in flight takes 1.24x the time of two at the same warps. At n <= 8 it is a tie (0.99x to
+# 1.02x). At n = 16 the fastest one-trip plan (2 warps, U = 8) takes 1.04x. The rule keeps two.
 #
 # ### Free registers for more warps
 #
@@ -240,9 +239,10 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="STAGES == 3", last="tri
 dc.late_b(N, K)
 
 # %% [markdown]
-# At 1 warp `STAGES = 3` is slower (0.0389 against 0.0372 ms). At 2 warps it takes 0.0340 ms. That is 0.91x
-# `STAGES = 2`'s best time, and 1.03x n = 8's. The rule takes it where one wave then holds more warps. In the
-# record's table, n = 16 takes 1.06x n = 1's time, still slower than cuBLAS (0.95x; Details).
+# At 1 warp `STAGES = 3` is slower (0.0387 against 0.0370 ms). At 2 warps it takes 0.0348 ms: 0.94x
+# `STAGES = 2`'s one-wave time, and 1.08x n = 8's. The rule takes it where it at least doubles one wave's
+# warps. 3 warps of `STAGES = 2` in 1.7 waves tie with it (0.0348 ms). In the record, n = 16 takes 1.07x n = 1's
+# time, and cuBLAS 1.03x gemv's (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -317,16 +317,17 @@ lab.try_kernel("06_two_vectors")
 #   multiple of 8 elements (4 for float32); else element by element. B is first copied into
 #   aligned rows unless its vectors are contiguous (strides (1, ldv)) and 16-byte aligned, with ldv a multiple
 #   of 8 (4 for float32) when n > 1.
-# - **torch.compile** was compiled and autotuned before timing, for every bf16 and fp16 case. Its pick is one
-#   autotune outcome: at n = 2 and 4 here it kept cuBLAS's kernel (51.4 and 51.1 us profiled).
-# - **Profile times** are a kernel's own duration; event times add a few microseconds (torch.matmul at n = 16:
-#   33.2 us timed, 31.4 us profiled).
+# - **torch.compile** was autotuned before timing, for every bf16 and fp16 case. Its pick is one
+#   autotune outcome: at n = 2 and 4 here it kept cuBLAS's kernel (50.6 and 51.4 us profiled).
+# - **Profile times** are a kernel's own duration; event times add microseconds (torch.matmul at n = 16:
+#   34.8 us timed, 31.2 us profiled).
 # - **The exercise** on the H200 (2026-12-02, `docs/design/exercises.md`): `solutions/06_two_vectors.cu` took
 #   0.0387 ms, 1.17x gemv's 0.0331 ms there.
-# - **n = 16**: each warp loads as many bytes of the vectors as of W. A kernel that loads half as many was not
-#   faster. What costs the rest is not settled (`docs/design/decode.md`). At the 8 tuning shapes, one trip in
-#   flight at its fastest loads and warps takes 1.03x to 1.08x the rule's time.
-# - **Before sm_80** there is no m16n8k16 `mma.sync` (the shape `decode_mma` uses): gemv runs bf16 and fp16
-#   on `decode_cores.cu` there.
+# - **n = 16**: each warp loads as many bytes of the vectors as of W; a kernel that loads half as many was not
+#   faster (`docs/design/decode.md`). At the 8 tuning shapes the fastest one-trip plan takes 1.03x to 1.09x the
+#   rule's time.
+# - **Before sm_80** there is no m16n8k16 `mma.sync`, which `decode_mma` uses: gemv runs bf16 and fp16 on
+#   `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
-#   misses against cuBLAS is in `docs/design/decode.md`.
+#   misses against cuBLAS is in `docs/design/decode.md`. On another machine start, cuBLAS took 0.0323 ms here
+#   at n = 16, against gemv's 0.0337.
