@@ -73,7 +73,7 @@ pic.loads()
 
 # %% [markdown]
 # `decode_cores.cu` runs on **CUDA cores**, the SM's ordinary arithmetic lanes: float32 on any GPU, and bf16
-# on GPUs without bf16 tensor cores. One `step` of a warp reads 16 bytes of each of its R rows. Each load of W
+# and fp16 before sm_80. In one `step` each lane reads 16 bytes of each of the warp's R rows. Each load of W
 # is converted to float once (`to_float`), then multiplied by the same elements of every vector:
 
 # %%
@@ -82,16 +82,16 @@ dc.show_function("decode_cores", "step")
 # %% [markdown]
 # The prediction: half the bytes, so about half the **floor** time: the bytes over the bandwidth of the **read
 # ceiling**, a plain read of W timed on the same GPU. The measurement takes two vectors, so that float32 runs
-# this notebook's kernel too. gemv's kernel is in parentheses:
+# this notebook's kernel too. gemv's kernel is in parentheses; its first template argument is the dtype: 0
+# float32, 1 fp16, 2 bf16.
 
 # %%
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
 # bf16 takes 0.52 of float32's time, close to the floors' 0.54. The floors' ratio is not 0.5: the smaller read
-# runs at a lower rate (3970 against 4302 GB/s), as a kernel's start and end cost the same at any size. On the
-# H200, bf16 runs on the tensor cores (`decode_mma`, below). A kernel's first template argument is the dtype: 0
-# float32, 1 fp16, 2 bf16.
+# runs at a lower rate (3970 against 4302 GB/s), probably as a kernel's start and end cost the same at any size.
+# On the H200, bf16 runs on the tensor cores (`decode_mma`, below).
 #
 # ### Why the sums stay in float32
 #
@@ -103,7 +103,7 @@ dc.floors(ctx.recorded, N, K)
 dc.accumulation()
 
 # %% [markdown]
-# Summed in this order, the float32 sums are good to about 7 digits; their error grows with K. Rounding C to
+# Summed from k = 0 up, the float32 sums are good to about 7 digits. Rounding C to
 # bf16 once costs under 2^-8. The bf16 running sum stops at 256, a quarter of the answer.
 
 # %% [markdown]
@@ -143,8 +143,9 @@ dc.cublas_kernels(ctx.recorded)
 # torch.matmul runs cuBLAS, NVIDIA's matrix library. At n = 1, 8 and 16 it runs `nvjet`, its Hopper (sm_90)
 # kernels. At n = 2 and 4 it picks a GEMM (matrix-matrix multiply) kernel of its `cutlass_80` family, a design
 # from the Ampere GPUs before Hopper. Its 112 blocks leave 20 of 132 SMs idle, which alone costs at most
-# 132 / 112 = 1.18x. Its time is 1.58x n = 1's (50.7 against 32.0 us); the profile does not show the rest. At
-# n = 3 a row of C is 3 x 2 = 6 bytes, so cuBLAS picks an `align1` kernel: it moves data one element at a time.
+# 132 / 112 = 1.18x. At n = 4 it takes 1.58x n = 1's time (50.7 against 32.0 us); the profile does not show the
+# rest. At n = 3 a row of C is 3 elements, an odd count, and cuBLAS picks an older `align1` kernel: it moves
+# data one element at a time.
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and kernels that Triton (a Python GPU
 # compiler) generates, and keeps the fastest. Here it is within 1 % of torch.matmul at n = 1 to 4. At n = 8 and
@@ -208,41 +209,44 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 # %% [markdown]
 # The prediction: n = 16 gains most, as its trips no longer wait twice. The measurement is from the **tuning
 # run** (`bench/tune_dispatch.py --decode` on the H200). It times each shape's **plans** side by side. A plan is
-# what gemv's rule picks: a kernel, its template arguments, and its warps per block, which split each 16-row
-# tile's K. Per n, the fastest plan with `STAGES = 2`, the same with one trip, and the fastest with one:
+# a kernel, its template arguments, and its warps per block, which split each 16-row tile's K. gemv's **rule**
+# picks one per call. Per n, the fastest plan with `STAGES = 2`, one trip at its warps, and the fastest with one:
 
 # %%
 dc.stages(N, K)
 
 # %% [markdown]
-# At n = 16 one trip in flight takes 1.24x the time of two at the same warps. At n <= 8 it is a tie (0.99x to
-# 1.02x). At n = 16 the fastest one-trip plan (2 warps, U = 8) takes 1.04x. The rule keeps two.
+# At n = 16, at those warps (3), one trip in flight takes 1.24x the time of two. At n <= 8 it is a tie (0.99x to
+# 1.02x). At n = 16 the fastest one-trip plan (2 warps, U = 8) takes 1.04x. The rule keeps two; n = 16 gets the
+# next step's variant.
 #
 # ### Free registers for more warps
 #
 # The problem: at n = 16 two trips in flight take 168 registers per thread. An SM's 65,536 registers then hold
 # 12 warps. At 2 warps per tile, this shape's 896 tiles need 1,792 warps, more than 132 SMs hold at once
-# (1,584). So the rule keeps 1 warp per tile: an SM runs about 7 warps.
+# (1,584): they need a second **wave**, the blocks all SMs hold at once. The rule keeps one wave, so it runs 1
+# warp per tile: an SM runs about 7 warps.
 #
 # The change (`STAGES = 3`): keep only W's next trip in flight, and load this trip's B just before its
-# mma.sync. Every block reads all of B, and about 7 blocks share an SM here, so most can hit in L1.
+# mma.sync. Every block reads all of B, and about 7 blocks share an SM here, so many may hit in L1 (not
+# measured).
 
 # %%
 dc.show_function("decode_mma", "gemv_decode_mma", first="STAGES == 3", last="trip_checked")
 
 # %% [markdown]
 # The prediction: 128 registers, so 16 warps per SM, 2,112 in all: 2 warps per tile fit. The time should come
-# near n = 8's. At 1 warp per tile, where both fit, it should be slower: B's wait is not hidden. (2 warps of
-# `STAGES = 2` take 1.13 waves.)
+# near n = 8's. At 1 warp per tile, where both fit, it should be slower: B's wait is not hidden. (2 and 3 warps
+# of `STAGES = 2` take 1.13 and 1.7 waves.)
 
 # %%
 dc.late_b(N, K)
 
 # %% [markdown]
 # At 1 warp `STAGES = 3` is slower (0.0387 against 0.0370 ms). At 2 warps it takes 0.0348 ms: 0.94x
-# `STAGES = 2`'s one-wave time, and 1.08x n = 8's. The rule takes it where it at least doubles one wave's
-# warps. 3 warps of `STAGES = 2` in 1.7 waves tie with it (0.0348 ms). In the record, n = 16 takes 1.07x n = 1's
-# time, and cuBLAS 1.03x gemv's (Details).
+# `STAGES = 2`'s one-wave time, and 1.08x n = 8's. Three warps of `STAGES = 2`, in 1.7 waves, tie with it: a
+# second wave adds warps too. The rule takes `STAGES = 3` where one wave then holds at least twice the warps per
+# tile. In the record, n = 16 takes 1.07x n = 1's time, and cuBLAS 1.03x gemv's (Details).
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -271,8 +275,8 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. It calls W's rows M, as
 # notebooks 01 to 05 did, and holds its two vectors one after the other in X. As given, it computes C's first
 # column only. Make each 16-byte load of W serve both vectors at the TODOs, then run the cell again. It
-# passes within gemv's error bound (Details) and 1.25x gemv's time with two vectors. A solution is in
-# `solutions/06_two_vectors.cu`.
+# passes if its error is within gemv's bound (Details) and its time at most 1.25x gemv's with two vectors. A
+# solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -287,6 +291,8 @@ lab.try_kernel("06_two_vectors")
 # - **fragment**: the elements of an mma tile that one lane holds.
 # - **n-tile**: 8 vectors, one mma.sync's B tile; n up to 8 takes one, up to 16 two.
 # - **plan**: a kernel, its template arguments and its warps per block.
+# - **rule**: gemv's choice of plan from the shape, the dtype and the GPU.
+# - **wave**: the blocks all SMs hold at once.
 # - **read ceiling**: a plain read of W's bytes, timed on the same GPU.
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
 # - **roofline**: attainable FLOP/s against FLOP per byte.
@@ -329,5 +335,5 @@ lab.try_kernel("06_two_vectors")
 # - **Before sm_80** there is no m16n8k16 `mma.sync`, which `decode_mma` uses: gemv runs bf16 and fp16 on
 #   `decode_cores.cu` there.
 # - **The record**: `python -m gemvlab table --decode` prints every recorded shape, dtype and n. What it meets and
-#   misses against cuBLAS is in `docs/design/decode.md`. On another machine start, cuBLAS took 0.0323 ms here
-#   at n = 16, against gemv's 0.0337.
+#   misses against cuBLAS is in `docs/design/decode.md`. In the tuning run cuBLAS was faster here at n = 16
+#   (0.0320 against gemv's 0.0348 ms).

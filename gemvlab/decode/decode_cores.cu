@@ -3,8 +3,8 @@
 //
 // Why: float32 weights have no native tensor-core path that keeps fp32's precision (tf32 keeps 10
 // of float32's 23 stored mantissa bits; three tf32 mma per product come close to fp32, not exactly
-// it), and GPUs before sm_80
-// have no bf16 mma; this kernel serves both. A warp takes R rows (core_rows below); each lane reads
+// it), and GPUs before sm_80 have no m16n8k16 mma.sync (decode_mma's) for bf16 or fp16; this
+// kernel serves both. A warp takes R rows (core_rows below); each lane reads
 // 16 bytes of each row per step (4 floats or 8 halves: 512 contiguous bytes per row per warp),
 // then the same elements of each vector, which every row of the warp reuses from registers: the
 // warp reads B once per R rows, from the L1 and L2.

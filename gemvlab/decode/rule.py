@@ -27,19 +27,21 @@ STAGES = 2
 #: With two n-tiles where the tiles fit in STAGES's one wave: STAGES_LATE_B (the next trip's loads of W
 #: in flight; B's loads issued just before the mma.sync of their trip) where that wave then holds at
 #: least LATE_B_GAIN times STAGES's warps per tile. It takes 128 registers, not 168, so an SM holds 16
-#: warps, not 12, and the extra warps cover B's wait. At the same warps it is slower, so it pays only
-#: where it doubles them (docs/design/decode.md, runs 21 and 22).
+#: warps, not 12, and the extra warps cover B's wait. At the same warps and waves it is slower: it paid
+#: where it doubled the warps per tile, not where it added a third or a half (docs/design/decode.md,
+#: runs 21 and 22).
 STAGES_LATE_B = 3
 LATE_B_GAIN = 2
 #: Warps per block (the warps of a block split K between them, each at least one trip; any count up
 #: to MAX_WARPS). Where the tiles of 16 rows all fit in one wave of one-warp blocks, the most warps
 #: that still keep them in one wave: no SM waits on a second wave, and each tile's K is split as
-#: finely as the SM's registers allow. The count need not be a power of two: at 4,096 x 4,096 and
+#: finely as the SM's registers allow (docs/design/decode.md lists the shapes where a second wave was
+#: faster). The count need not be a power of two: at 4,096 x 4,096 and
 #: n = 16 each SM runs at most 2 of the 256 tiles, and 6 warps per tile fill its 12 warps, where 4 leave a
 #: third of them idle and 8 need a second wave.
 MAX_WARPS = 16
-#: Where there are more tiles than one wave holds, at least K's trips / MAX_TRIPS warps per block (to
-#: the nearest power of two), 1 to TRIP_WARPS. Splitting each tile's K among more warps shortens each
+#: Where there are more tiles than one wave holds, about K's trips / MAX_TRIPS warps per block: that
+#: ratio to the nearest power of two, 1 to TRIP_WARPS and at most K's trips. Splitting each tile's K among more warps shortens each
 #: block, so that the last wave ends sooner (docs/design/decode.md has the measurements).
 MAX_TRIPS = 16
 TRIP_WARPS = 4

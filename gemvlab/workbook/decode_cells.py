@@ -99,8 +99,8 @@ def stages(N: int, K: int, dtype: str = "bfloat16", path: Path = TUNING) -> None
 
 
 def late_b(N: int, K: int, n: int = 16, dtype: str = "bfloat16", path: Path = TUNING) -> None:
-    """From the tuning run at one n (two n-tiles): U = 4 with STAGES = 2 and 3 at 1, 2 and 4 warps
-    per block, beside each variant's registers and the one-warp blocks an SM of the recorded GPU
+    """From the tuning run at one n (two n-tiles): U = 4 with STAGES = 2 and 3 at 1 to 4 warps per
+    block, beside each variant's registers and the one-warp blocks an SM of the recorded GPU
     holds at them."""
     import torch
 
@@ -115,13 +115,13 @@ def late_b(N: int, K: int, n: int = 16, dtype: str = "bfloat16", path: Path = TU
     head, by_n = got
     by_plan = {_plan(r): float(r["ms"]) for r in by_n.get(n, {}).values() if r["plan"]}
     device = Device.recorded()
-    print(f"{N:,} x {K:,} {dtype}, n = {n}  [tuning run, {head}]: ms at 1, 2 and 4 warps per block of 16 "
-          f"rows; {-(-N // 16):,} such tiles, {device.sms} SMs")
-    print(f"{'':<12}{'registers':>10}{'warps/SM':>10}{'1 warp':>10}{'2 warps':>10}{'4 warps':>10}")
+    print(f"{N:,} x {K:,} {dtype}, n = {n}  [tuning run, {head}]: ms at 1 to 4 warps per block of 16 rows; "
+          f"{-(-N // 16):,} such tiles, {device.sms} SMs")
+    print(f"{'':<12}{'registers':>10}{'warps/SM':>10}{'1 warp':>10}" + "".join(f"{f'{w} warps':>10}" for w in (2, 3, 4)))
     for stages in (2, 3):
         v = encode(DTYPE_CODES[getattr(torch, dtype)], 2, 4, stages)
         name = MMA.kernel_name(v).removeprefix("gemv_")
-        ms = "".join(f"{by_plan[(name, w)]:>10.4f}" if (name, w) in by_plan else f"{'-':>10}" for w in (1, 2, 4))
+        ms = "".join(f"{by_plan[(name, w)]:>10.4f}" if (name, w) in by_plan else f"{'-':>10}" for w in (1, 2, 3, 4))
         print(f"{'STAGES = ' + str(stages):<12}{MMA.resources(v).registers:>10}"
               f"{MMA.occupancy(32, v, device.limits).warps_per_sm:>10}{ms}")
 
