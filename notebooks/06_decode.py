@@ -19,7 +19,7 @@
 # A language model makes each token with a **decode step**. Each layer multiplies its weights W (N x K) by one
 # activation vector per sequence, or a few: a small batch, or the tokens a speculative decoder checks. Here n
 # counts the vectors. The weights are usually **bf16** (bfloat16): 16 bits, float32's exponent range, 8 bits of
-# precision. `gemv` is gemvlab's GEMV (C = W B); an SM is one of the GPU's streaming multiprocessors.
+# precision. Below, `gemv` is gemvlab's GEMV (C = W B); an SM is one of the GPU's streaming multiprocessors.
 #
 # In this notebook you will:
 # - halve the bytes with bf16, and keep the sums in float32;
@@ -82,7 +82,7 @@ dc.show_function("decode_cores", "step")
 # %% [markdown]
 # The prediction: half the bytes, so about half the **floor** time: the bytes over the bandwidth of the **read
 # ceiling**, a plain read of W timed on the same GPU. The measurement takes two vectors, so that float32 runs
-# this notebook's kernel too. gemv's kernel is in parentheses; its first template argument is the dtype: 0
+# this notebook's kernel too. Parentheses give gemv's kernel; its first template argument is the dtype: 0
 # float32, 1 fp16, 2 bf16.
 
 # %%
@@ -130,7 +130,7 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
     dc.vectors_table(doc, N, K)
 
 # %% [markdown]
-# gemv's time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
+# In gemv the time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
 #
 # ### What cuBLAS does
 #
@@ -195,7 +195,7 @@ dc.show_function("decode_mma", "load_trip")
 #
 # A **trip** is a warp's pass over 32 x U elements of each of its 16 rows, then the mma.sync that use them.
 # Each lane makes U 16-byte loads per row and per n-tile. An **n-tile** is 8 vectors, one
-# mma.sync's B tile: n up to 8 takes one, up to 16 two. `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4
+# mma.sync's B tile: n up to 8 takes one, up to 16 two. So `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4
 # and `STAGES = 2`.
 #
 # The problem: with two n-tiles, ptxas (the compiler's last step) issues some of a trip's loads after its first
@@ -209,8 +209,9 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 # %% [markdown]
 # The prediction: n = 16 gains most, as its trips no longer wait twice. The measurement is from the **tuning
 # run** (`bench/tune_dispatch.py --decode` on the H200). It times each shape's **plans** side by side. A plan is
-# a kernel, its template arguments, and its warps per block, which split each 16-row tile's K. gemv's **rule**
-# picks one per call. Per n, the fastest plan with `STAGES = 2`, one trip at its warps, and the fastest with one:
+# a kernel, its template arguments, and its warps per block, which split each 16-row tile's K. Each call,
+# gemv's **rule** picks one. Per n, the fastest plan with `STAGES = 2`, one trip at its warps, and the fastest
+# with one:
 
 # %%
 dc.stages(N, K)
