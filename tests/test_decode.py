@@ -171,14 +171,17 @@ def test_mma_launches_fit_the_sm(device=H200):
 
 
 @DEVICES
-def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
-    """decode_mma: where every tile of 16 rows fits in one wave of one-warp blocks, the plan keeps
-    them in one wave with the most warps per block that do (any count up to K's trips and
-    MAX_WARPS); where they do not, the trips bound of the last test holds instead."""
+def test_mma_warps_keep_one_wave_or_fill_the_waves(device):
+    """decode_mma: where one wave holds every tile of 16 rows at two or more warps per block, the
+    plan keeps them in one wave with the most warps per block that do (any count up to K's trips and
+    MAX_WARPS). Elsewhere, with one n-tile, it takes the count of 1 to TRIP_WARPS warps whose waves
+    leave the smallest share of their block slots idle, the fewer warps on a tie; with two, where
+    the tiles need more than one wave, the trips bound of test_mma_warps_bound_each_warps_trips."""
     if int(device.limits.compute_capability.split(".")[0]) < 8:
         pytest.skip("decode_cores before sm_80")
     seen = set()
-    for N, K, n in itertools.product((16, 1024, 4096, 14_336, 28_672, 65_536, 262_144), (1024, 4096, 28_672), (1, 16)):
+    for N, K, n in itertools.product((16, 1024, 4096, 14_336, 18_944, 28_672, 65_536, 262_144), (1024, 4096, 8192, 28_672),
+                                     (1, 16)):
         plan = choose(N, K, n, BF, device)
         warps, nt = plan.warps_split_k, n_tiles(plan)
 
@@ -187,14 +190,30 @@ def test_mma_warps_keep_one_wave_where_the_tiles_fit(device):
 
         trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
         most = min(rule.MAX_WARPS, trips)
-        if plan.grid <= slots(1):
+        one_wave = max((w for w in range(1, most + 1) if slots(w) >= plan.grid), default=0)
+        if one_wave >= 2 or (nt == 2 and one_wave == 1):
             seen.add("one wave" if warps & (warps - 1) == 0 else "one wave, warps not a power of two")
-            assert plan.grid <= slots(warps), (N, K, n, warps)
-            assert warps == most or plan.grid > slots(warps + 1), (N, K, n, warps)
+            assert warps == one_wave, (N, K, n, warps, one_wave)
+        elif nt == 1:
+            counts = [w for w in range(1, min(most, rule.TRIP_WARPS) + 1) if slots(w)]
+            fills = {w: rule.fill(plan.grid, slots(w)) for w in counts}
+            assert fills[warps] == max(fills.values()) and all(fills[w] < fills[warps] for w in counts if w < warps), (
+                N, K, n, warps, fills)
+            seen.add("fullest waves" + (", not one warp" if warps > 1 else "")
+                     + (", warps not a power of two" if warps & (warps - 1) else ""))
         else:
-            seen.add("waves")
+            seen.add("waves, two n-tiles")
             assert 1 <= warps <= min(most, rule.TRIP_WARPS), (N, K, n, warps)
-    assert seen == {"one wave", "one wave, warps not a power of two", "waves"}
+    assert seen == {"one wave", "one wave, warps not a power of two", "fullest waves",
+                    "fullest waves, not one warp, warps not a power of two", "waves, two n-tiles"}, seen
+
+
+def test_fill_is_tiles_over_the_block_slots_of_their_waves():
+    """rule.fill: tiles over the block slots of the waves they take, rounded up."""
+    assert rule.fill(1792, 2112) == 1792 / 2112
+    assert rule.fill(1792, 660) == 1792 / 1980
+    assert rule.fill(2112, 528) == 1.0
+    assert rule.fill(1, 132) == 1 / 132
 
 
 @DEVICES
@@ -224,10 +243,10 @@ def test_two_n_tiles_load_b_late_where_that_buys_warps(device):
 
 
 def test_mma_warps_bound_each_warps_trips(device=H200):
-    """decode_mma with many tiles per SM: enough warps per block that each walks at most MAX_TRIPS
-    trips of K, until TRIP_WARPS warps; more trips than that leave it at TRIP_WARPS."""
+    """decode_mma with two n-tiles and many tiles per SM: enough warps per block that each walks at
+    most MAX_TRIPS trips of K, until TRIP_WARPS warps; more trips than that leave it at TRIP_WARPS."""
     for K in (1024, 2048, 4096, 8192, 16_384, 65_536):
-        plan = choose(262_144, K, 4, BF, device)  # 124 tiles of 16 rows per SM: more than one wave holds
+        plan = choose(262_144, K, 16, BF, device)  # 124 tiles of 16 rows per SM: more than one wave holds
         trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
         assert plan.warps_split_k >= min(rule.TRIP_WARPS, trips / rule.MAX_TRIPS / 2 ** 0.5), (K, plan.warps_split_k)
         assert plan.warps_split_k <= max(1, min(rule.TRIP_WARPS, 2 ** 0.5 * trips / rule.MAX_TRIPS)), (K, plan)

@@ -40,9 +40,14 @@ LATE_B_GAIN = 2
 #: n = 16 each SM runs at most 2 of the 256 tiles, and 6 warps per tile fill its 12 warps, where 4 leave a
 #: third of them idle and 8 need a second wave.
 MAX_WARPS = 16
-#: Where there are more tiles than one wave holds, about K's trips / MAX_TRIPS warps per block: that
-#: ratio to the nearest power of two, 1 to TRIP_WARPS and at most K's trips. Splitting each tile's K among more warps shortens each
-#: block, so that the last wave ends sooner (docs/design/decode.md has the measurements).
+#: With two n-tiles, where there are more tiles than one wave holds: about K's trips / MAX_TRIPS warps
+#: per block, that ratio to the nearest power of two, 1 to TRIP_WARPS and at most K's trips. Splitting
+#: each tile's K among more warps shortens each block, so that the last wave ends sooner.
+#: With one n-tile, where one wave holds the tiles only at one warp each or not at all: of 1 to
+#: TRIP_WARPS warps (at most K's trips), the count whose waves leave the smallest share of their block
+#: slots idle, the fewer warps on a tie (`fill`). At 28,672 x 8,192, 1,792 tiles fill 85 % of one
+#: wave of one-warp blocks and 91 % of three waves of 3-warp blocks (docs/design/decode.md has the
+#: measurements, and the runs where this choice lost with two n-tiles).
 MAX_TRIPS = 16
 TRIP_WARPS = 4
 #: decode_cores: threads per block.
@@ -125,7 +130,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         return warps
 
     one_wave = slots(1, variant)
-    stages = STAGES
+    stages, warps = STAGES, 1
     if tiles <= one_wave:
         warps = one_wave_warps(variant)
         if nt == 2:
@@ -135,7 +140,9 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
                  f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (at most "
                  f"{most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
-    else:
+    if nt == 1 and warps == 1:  # one warp per tile in one wave at most: the warps whose waves are fullest
+        warps, split = _fullest_waves(tiles, one_wave, most, lambda w: slots(w, variant))
+    elif tiles > one_wave:
         warps = min(most, TRIP_WARPS, _nearest_pow2(trips / MAX_TRIPS))
         while warps > 1 and slots(warps, variant) == 0:
             warps //= 2  # a block's registers must fit in the SM's
@@ -165,6 +172,26 @@ def _cores(N, K, n, name, code, vec, copy_b, reads, device) -> DecodePlan:
     waves = grid / max(1, _slots(CORES, CORES_BLOCK, variant, device))
     return DecodePlan(N, K, n, name, "decode_cores", variant, CORES_BLOCK, grid, vec, copy_b, 1, waves, (
         why, f"{rows} rows per warp share each load of B; compiled for up to {nv} vectors (n = {n})", reads))
+
+
+def _fullest_waves(tiles: int, one_wave: int, most: int, slots) -> tuple[int, str]:
+    """(warps, why): of 1 to TRIP_WARPS warps per block (at most `most`) that fit, the count whose
+    waves leave the smallest share of their block slots idle, the fewer on a tie. `slots(w)`: blocks
+    of w warps the GPU holds at once; `one_wave`: of one warp."""
+    counts = [w for w in range(1, min(most, TRIP_WARPS) + 1) if slots(w)]
+    warps = max(counts, key=lambda w: (fill(tiles, slots(w)), -w))
+    per_wave = slots(warps)
+    waves_up = -(-tiles // per_wave)
+    return warps, (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles "
+                   + ("fit in one wave only at one warp each" if tiles <= one_wave else
+                      "need more than one wave even at one warp each")
+                   + f"; of 1 to {counts[-1]} warps, {warps} fills its waves' block slots the most "
+                   f"({fill(tiles, per_wave):.0%}: {waves_up} wave{'s' if waves_up > 1 else ''} of {per_wave} blocks)")
+
+
+def fill(tiles: int, slots: int) -> float:
+    """How full the waves of blocks are: tiles over (waves, rounded up, times blocks per wave)."""
+    return tiles / (-(-tiles // slots) * slots)
 
 
 def shared_bytes(warps: int, nt: int) -> int:
