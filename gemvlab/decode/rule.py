@@ -46,8 +46,10 @@ MAX_WARPS = 16
 #: With one n-tile, where one wave holds the tiles only at one warp each or not at all: of 1 to
 #: TRIP_WARPS warps (at most K's trips), the count whose waves leave the smallest share of their block
 #: slots idle, the fewer warps on a tie (`fill`). At 28,672 x 8,192, 1,792 tiles fill 85 % of one
-#: wave of one-warp blocks and 91 % of three waves of 3-warp blocks (docs/design/decode.md has the
-#: measurements, and the runs where this choice lost with two n-tiles).
+#: wave of one-warp blocks and 91 % of three waves of 3-warp blocks. `fill` is a proxy: one warp per
+#: tile also costs on its own, so where one wave of one-warp blocks is exactly full it keeps 1 warp
+#: though 3 or 4 were faster (docs/design/decode.md has the measurements, and the runs where this
+#: choice lost with two n-tiles).
 MAX_TRIPS = 16
 TRIP_WARPS = 4
 #: decode_cores: threads per block.
@@ -178,6 +180,8 @@ def _fullest_waves(tiles: int, one_wave: int, most: int, slots) -> tuple[int, st
     """(warps, why): of 1 to TRIP_WARPS warps per block (at most `most`) that fit, the count whose
     waves leave the smallest share of their block slots idle, the fewer on a tie. `slots(w)`: blocks
     of w warps the GPU holds at once; `one_wave`: of one warp."""
+    if most == 1:
+        return 1, "1 warp per block of 16 rows: K fits in one trip of 128 elements"
     counts = [w for w in range(1, min(most, TRIP_WARPS) + 1) if slots(w)]
     warps = max(counts, key=lambda w: (fill(tiles, slots(w)), -w))
     per_wave = slots(warps)
@@ -185,8 +189,9 @@ def _fullest_waves(tiles: int, one_wave: int, most: int, slots) -> tuple[int, st
     return warps, (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles "
                    + ("fit in one wave only at one warp each" if tiles <= one_wave else
                       "need more than one wave even at one warp each")
-                   + f"; of 1 to {counts[-1]} warps, {warps} fills its waves' block slots the most "
-                   f"({fill(tiles, per_wave):.0%}: {waves_up} wave{'s' if waves_up > 1 else ''} of {per_wave} blocks)")
+                   + f"; of 1 to {counts[-1]} warps, {warps} fills its waves' block slots the most, the fewest warps "
+                   f"on a tie ({100 * fill(tiles, per_wave):.1f} %: {waves_up} wave{'s' if waves_up > 1 else ''} of "
+                   f"{per_wave} blocks)")
 
 
 def fill(tiles: int, slots: int) -> float:
