@@ -103,7 +103,7 @@ dc.floors(ctx.recorded, N, K)
 dc.accumulation()
 
 # %% [markdown]
-# Summed from k = 0 up, the float32 sums are good to about 7 digits. Rounding C to
+# Summed from k = 0 up, the float32 sums are good to about 6 digits. Rounding C to
 # bf16 once costs under 2^-8. The bf16 running sum stops at 256, a quarter of the answer.
 
 # %% [markdown]

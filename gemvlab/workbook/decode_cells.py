@@ -179,10 +179,13 @@ def accumulation(N: int = 512, K: int = 4096, seed: int = 0) -> None:
     W = torch.rand(N, K, generator=g).to(torch.bfloat16)
     x = torch.rand(K, generator=g).to(torch.bfloat16)
     exact = W.double() @ x.double()
-    fp32 = W.float() @ x.float()
+    # Both sums run from k = 0 up, one element-wise addition per k: the same bits on every CPU and
+    # thread count (a BLAS matmul's order of additions is not).
+    fp32 = torch.zeros(N)
     running = torch.zeros(N, dtype=torch.bfloat16)
     products = W.float() * x.float()
     for k in range(K):
+        fp32 = fp32 + products[:, k]
         running = (running.float() + products[:, k]).to(torch.bfloat16)
 
     def err(c):
