@@ -130,7 +130,7 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
     dc.vectors_table(doc, N, K)
 
 # %% [markdown]
-# In gemv the time moves little from n = 1 to n = 8. torch.matmul's jumps at n = 2, 3 and 4.
+# In gemv the time moves little from n = 1 to n = 8. For torch.matmul it jumps at n = 2, 3 and 4.
 #
 # ### What cuBLAS does
 #
@@ -192,7 +192,7 @@ dc.show_function("decode_mma", "load_trip")
 # %% [markdown]
 # ### Keep a trip of loads in flight
 #
-# A **trip** is a warp's pass over 32 x U elements of each of its 16 rows, then the mma.sync that use them.
+# A **trip** is one warp's loads of 32 x U elements from each of its 16 rows. The mma.sync that use them complete it.
 # Each lane makes U 16-byte loads per row and per n-tile. An **n-tile** is 8 vectors, one
 # mma.sync's B tile: n up to 8 takes one, up to 16 two. So `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4
 # and `STAGES = 2`.
