@@ -5,8 +5,9 @@
     python bench/tune_dispatch.py --decode --out bench/results/h200-decode.csv   # the decode rule's
 
 With --decode: the decode rule (gemvlab.decode.rule) at DECODE_SHAPES, each dtype and n, against
-plans that change its warps per block or loads per trip, and builds of decode_cores with other
-CORE_ROWS (an nvcc -D constant), beside torch.matmul and the read ceiling.
+plans that change its warps per block or loads per trip, a build of decode_mma with 8-row tiles
+(MMA_ROWS, an nvcc -D constant: twice the blocks), and builds of decode_cores with other CORE_ROWS,
+beside torch.matmul and the read ceiling.
 
 For each shape (each near a decision of the rule, named by the tuning constant it probes), the
 rule's plan (gemvlab.dispatch.plan_for) and candidate plans that change one choice: the split
@@ -214,6 +215,10 @@ def decode_candidates(plan, device):
             for warps in (1, 2, 3, 4, 6, 8):
                 if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
                     out.append((f"U={uu} STAGES={ss} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
+        eight = swap(decode.MMA, defines=tuple((k, 8 if k == "GEMV_MMA_ROWS" else v) for k, v in DK.DEFINES))
+        for warps in (1, 2, 4, 8, 16):  # twice the tiles: for shapes whose 16-row tiles leave SMs idle
+            if eight.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
+                out.append((f"MMA_ROWS=8 warps={warps}", replace(plan, block=32 * warps), eight))
     else:
         for block in (64, 256):
             out.append((f"{block} threads", replace(plan, block=block), None))
@@ -248,6 +253,7 @@ def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
 
     W, B = md.inputs(N, K, n, dtype)
     ref = md.reference(W, B)
+    bound = md.error_bound(dtype, K)  # a candidate past it is wrong, whatever its time
     plan, strides = decode.plan_for(W, B)
     fns, errs, names = {}, {}, {}
     for name, p, kernel in decode_candidates(plan, Device.of()):
@@ -263,7 +269,8 @@ def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
              "plan": names.get(name, ""), "ms": round(t.ms, 5), "q25_ms": round(t.q25_ms, 5),
              "q75_ms": round(t.q75_ms, 5), "launches": t.n, "vs_rule": round(timed["rule"].ms / t.ms, 4),
              "GBps": round(gbps(W.numel() * W.element_size() if name == "read ceiling" else moved, t.ms), 1),
-             "rel_err": errs.get(name)} for name, t in timed.items()]
+             "rel_err": errs.get(name), "within_bound": name not in errs or errs[name] <= bound}
+            for name, t in timed.items()]
 
 
 def tune_decode(out: str) -> int:
@@ -277,7 +284,10 @@ def tune_decode(out: str) -> int:
         torch.cuda.empty_cache()
         rows += got
         rule = next(r for r in got if r["candidate"] == "rule")
-        best = min((r for r in got if r["plan"]), key=lambda r: r["ms"])
+        best = min((r for r in got if r["plan"] and r["within_bound"]), key=lambda r: r["ms"])
+        for r in got:
+            if not r["within_bound"]:
+                print(f"  {r['candidate']}: error {r['rel_err']:.3g} is past the bound; not counted", flush=True)
         peer = {r["candidate"]: r["ms"] for r in got}
         print(f"{N:>7} x {K:<6} n={n:<2} {rule['dtype']:<8} rule {rule['plan']:<34} {rule['ms']:.4f} ms "
               f"({peer['torch.matmul'] / rule['ms']:.2f}x torch, {peer['read ceiling'] / rule['ms']:.2f} of ceiling); "

@@ -19,13 +19,29 @@
 // pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
 // where rows start 32-byte aligned, three otherwise.
 //
-// Per warp: a tile of 16 rows, U 16-byte loads per row per trip (4 or 8), and which of the next
+// Per warp: a tile of ROWS rows, U 16-byte loads per row per trip (4 or 8), and which of the next
 // trip's loads are in flight (STAGES, below); the warps of a block split K between them and add
 // their sums in shared memory in a fixed order. Rows past N and vectors past n are not written.
+// ROWS is 16, or 8: then A's rows 8-15 are zeros, so the mma does half useful work and N rows make
+// twice the blocks, for shapes whose 16-row tiles leave SMs idle (the tensor cores are far from busy).
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
 // offsets are 64-bit; the order of additions is fixed, so the same inputs give the same bits.
 #include "elements.cuh"
+
+#ifndef GEMV_MMA_ROWS
+#error "GEMV_MMA_ROWS comes from gemvlab (gemvlab.decode.kernels.DEFINES): build through gemvlab"
+#endif
+constexpr int ROWS = GEMV_MMA_ROWS;  // rows of W per warp's tile: lane (g, t) holds rows g and, at 16, g + 8
+static_assert(ROWS == 8 || ROWS == 16, "a tile is the m16n8k16 mma's 16 rows, or its first 8");
+
+// Row g + 8's 16 bytes at k: loaded at 16-row tiles, zeros at 8.
+template <int CODE, bool ALIGNED>
+__device__ __forceinline__ uint4 load_hi(const typename Elem<CODE>::T* p, long long left) {
+    if constexpr (ROWS == 8) return make_uint4(0, 0, 0, 0);
+    else if constexpr (ALIGNED) return load16<CODE, true, true>(p, 1);
+    else return load16_tail<CODE>(p, left, 1);
+}
 
 // acc += A (16 x 16, four registers of two elements) times B (16 x 8, two registers), in fp32.
 template <int CODE>
@@ -65,7 +81,7 @@ __device__ __forceinline__ void load_trip(uint4 (&wr)[2][U], uint4 (&xr)[NT][U],
     for (int u = 0; u < U; ++u) {
         const long long k = base + 32 * u + 8 * t;
         wr[0][u] = load16<CODE, true, true>(w[0] + k, 1);
-        wr[1][u] = load16<CODE, true, true>(w[1] + k, 1);
+        wr[1][u] = load_hi<CODE, true>(w[1] + k, 0);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) xr[nt][u] = load16<CODE, true, false>(x[nt] + k, 1);
     }
@@ -79,7 +95,7 @@ __device__ __forceinline__ void load_w(uint4 (&wr)[2][U], const typename Elem<CO
     for (int u = 0; u < U; ++u) {
         const long long k = base + 32 * u + 8 * t;
         wr[0][u] = load16<CODE, true, true>(w[0] + k, 1);
-        wr[1][u] = load16<CODE, true, true>(w[1] + k, 1);
+        wr[1][u] = load_hi<CODE, true>(w[1] + k, 0);
     }
 }
 
@@ -108,7 +124,7 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 #pragma unroll 1
     for (int u = 0; u < U; ++u) {
         const long long k = base + 32 * u + 8 * t;
-        const uint4 lo = load16_tail<CODE>(w[0] + k, K - k, 1), hi = load16_tail<CODE>(w[1] + k, K - k, 1);
+        const uint4 lo = load16_tail<CODE>(w[0] + k, K - k, 1), hi = load_hi<CODE, false>(w[1] + k, K - k);
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) mma_pair<CODE>(acc[u & 1][nt], lo, hi, load16_tail<CODE>(x[nt] + k * ldb, K - k, ldb));
     }
@@ -129,7 +145,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
     constexpr long long STEP = 32LL * U;  // elements of K in one trip
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const int g = lane >> 2, t = lane & 3;
-    const long long N = a.M, K = a.K, row0 = (long long)blockIdx.x * 16;
+    const long long N = a.M, K = a.K, row0 = (long long)blockIdx.x * ROWS;
 
     // Rows past N read row N - 1, and vectors past n read vector n - 1: their products land only
     // in elements of C past N or n, which are never written. So no trip checks a row or a vector.
@@ -202,7 +218,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
     }
     // Lane (g, t) holds rows g (acc[4 nt + 0, 1]) and g + 8 (acc[4 nt + 2, 3]), vectors 8 nt + 2 t + 0, 1.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < ROWS / 8; ++h) {
         const long long r = row0 + 8 * h + g;
         if (r >= N) continue;
 #pragma unroll
@@ -217,7 +233,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
 
 // variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: a multiple of 32 threads, no more than the
 // variant's registers let an SM hold (512 threads at 128 registers, 384 at 168; the
-// rule checks occupancy, and a larger block fails to launch); grid: one block per 16 rows. Shared
+// rule checks occupancy, and a larger block fails to launch); grid: one block per ROWS rows. Shared
 // memory: the warps' sums when there are several.
 extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
                                  cudaStream_t stream) {
@@ -227,7 +243,7 @@ extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* pa
     if (block < 32 || block > 1024 || block % 32 || NT < 1 || p->n < 1 || p->n > 8 * NT ||
         (p->vec != 0 && p->vec != 3) || (p->vec == 3 && p->ldb != 1))  // vec 3's trips read B at ldb 1
         return (int)cudaErrorInvalidValue;
-    const long long tiles = (p->M + 15) / 16;
+    const long long tiles = (p->M + ROWS - 1) / ROWS;
     if (tiles > 2147483647LL) return (int)cudaErrorInvalidValue;
     const size_t shared = block > 32 ? (size_t)(block / 32) * NT * 4 * 32 * sizeof(float) : 0;
     switch (variant) {

@@ -27,8 +27,12 @@ CORE_ROWS_FEW = 2
 CORE_ROWS = 4
 CORE_FEW_VECTORS = 2
 
+#: decode_mma: rows of W per warp's tile, 16 (the m16n8k16 mma's rows) or 8 (its first 8, the rest
+#: zeros: twice the blocks for the same N). The rule counts tiles of this many rows.
+MMA_ROWS = 16
+
 DEFINES = (("GEMV_VARIANT_BITS", VARIANT_BITS), ("GEMV_CORE_ROWS_FEW", CORE_ROWS_FEW), ("GEMV_CORE_ROWS", CORE_ROWS),
-           ("GEMV_CORE_FEW_VECTORS", CORE_FEW_VECTORS))
+           ("GEMV_CORE_FEW_VECTORS", CORE_FEW_VECTORS), ("GEMV_MMA_ROWS", MMA_ROWS))
 
 #: (CODE, NT, U, STAGES): fp16 and bf16, one or two n-tiles of 8 vectors, 4 or 8 16-byte loads per
 #: row per lane per trip (a warp's trip reads 4 or 8 KiB of W), and what is in flight during a trip's

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 
 from ..gpu.device import Device
 from ..native.kernel import encode
-from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, PER_LOAD, core_rows
+from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, MMA_ROWS, PER_LOAD, core_rows
 
 #: decode_mma's 16-byte loads per row per lane per trip (U) and trips in flight (STAGES): a warp's
-#: trip reads 4 KiB of W (16 rows x 4 loads x 16 bytes x 4 lanes) and NT x 2 KiB of B's vectors, and
+#: trip reads 4 KiB of W (MMA_ROWS = 16 rows x 4 loads x 16 bytes x 4 lanes) and NT x 2 KiB of B's vectors, and
 #: the next trip's loads are issued before this trip's mma.sync run, so a warp always has a trip of
 #: loads in flight.
 LOADS = 4
@@ -118,7 +118,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         return _cores(N, K, n, name, code, vec, copy_b, reads, device)
     nt = 1 if n <= 8 else 2
     variant = encode(code, nt, LOADS, STAGES)
-    tiles = -(-N // 16)
+    tiles = -(-N // MMA_ROWS)
     trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
     most = min(MAX_WARPS, trips)
 
@@ -139,7 +139,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
             late = encode(code, nt, LOADS, STAGES_LATE_B)
             if (late_warps := one_wave_warps(late)) >= LATE_B_GAIN * warps:
                 stages, variant, warps, one_wave = STAGES_LATE_B, late, late_warps, slots(1, late)
-        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fit in "
+        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of {MMA_ROWS} rows, splitting K: the {tiles} tiles fit in "
                  f"one wave ({one_wave} one-warp blocks on {device.sms} SMs), and {warps} is the most warps (at most "
                  f"{most}: K's {trips} trips and {MAX_WARPS}) that keep them in one")
     if nt == 1 and warps == 1:  # one warp per tile in one wave at most: the warps whose waves are fullest
@@ -148,7 +148,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         warps = min(most, TRIP_WARPS, _nearest_pow2(trips / MAX_TRIPS))
         while warps > 1 and slots(warps, variant) == 0:
             warps //= 2  # a block's registers must fit in the SM's
-        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles fill "
+        split = (f"{warps} warp{'s' if warps > 1 else ''} per block of {MMA_ROWS} rows, splitting K: the {tiles} tiles fill "
                  f"{tiles / one_wave:.1f} waves of one-warp blocks, so K's {trips} trips of {32 * LOADS} elements / "
                  f"{MAX_TRIPS}, to the nearest power of two, 1 to {TRIP_WARPS}")
     waves = tiles / max(1, slots(warps, variant))
@@ -181,12 +181,12 @@ def _fullest_waves(tiles: int, one_wave: int, most: int, slots) -> tuple[int, st
     waves leave the smallest share of their block slots idle, the fewer on a tie. `slots(w)`: blocks
     of w warps the GPU holds at once; `one_wave`: of one warp."""
     if most == 1:
-        return 1, "1 warp per block of 16 rows: K fits in one trip of 128 elements"
+        return 1, f"1 warp per block of {MMA_ROWS} rows: K fits in one trip of 128 elements"
     counts = [w for w in range(1, min(most, TRIP_WARPS) + 1) if slots(w)]
     warps = max(counts, key=lambda w: (fill(tiles, slots(w)), -w))
     per_wave = slots(warps)
     waves_up = -(-tiles // per_wave)
-    return warps, (f"{warps} warp{'s' if warps > 1 else ''} per block of 16 rows, splitting K: the {tiles} tiles "
+    return warps, (f"{warps} warp{'s' if warps > 1 else ''} per block of {MMA_ROWS} rows, splitting K: the {tiles} tiles "
                    + ("fit in one wave only at one warp each" if tiles <= one_wave else
                       "need more than one wave even at one warp each")
                    + f"; of 1 to {counts[-1]} warps, {warps} fills its waves' block slots the most, the fewest warps "
