@@ -83,15 +83,14 @@ dc.show_function("decode_cores", "step")
 # The prediction: half the bytes, so about half the **floor** time: the bytes over the bandwidth of the **read
 # ceiling**, a plain read of W timed on the same GPU. The measurement takes two vectors, so that float32 runs
 # this notebook's kernel too. Parentheses give gemv's kernel; its first template argument is the dtype: 0
-# float32, 1 fp16, 2 bf16.
+# float32, 1 fp16, 2 bf16. On the H200 bf16 runs `decode_mma` (below).
 
 # %%
 dc.floors(ctx.recorded, N, K)
 
 # %% [markdown]
 # bf16 takes 0.53 of float32's time, close to the floors' 0.54. The floors' ratio is not 0.5: the smaller read
-# runs at a lower rate (3983 against 4276 GB/s), probably as a kernel's start and end cost the same at any size.
-# On the H200, bf16 runs on the tensor cores (`decode_mma`, below).
+# runs at a lower rate (3983 against 4276 GB/s).
 #
 # ### Why the sums stay in float32
 #
@@ -130,7 +129,8 @@ if ctx.live:  # the same, measured now on this GPU (without torch.compile, whose
     dc.vectors_table(doc, N, K)
 
 # %% [markdown]
-# In gemv the time moves little from n = 1 to n = 8. For torch.matmul it jumps at n = 2, 3 and 4.
+# In gemv the time moves little from n = 1 to n = 16. torch.matmul's time is high at n = 2 to 4 (3.73x gemv's at
+# n = 3) and falls back by n = 8.
 #
 # ### What cuBLAS does
 #
@@ -142,10 +142,10 @@ dc.cublas_kernels(ctx.recorded)
 # %% [markdown]
 # torch.matmul runs cuBLAS, NVIDIA's matrix library. At n = 1, 8 and 16 it runs `nvjet`, its Hopper (sm_90)
 # kernels. At n = 2 and 4 it picks a GEMM (matrix-matrix multiply) kernel of its `cutlass_80` family, a design
-# from the Ampere GPUs before Hopper. Its 112 blocks leave 20 of 132 SMs idle, which alone costs at most
-# 132 / 112 = 1.18x. At n = 4 it takes 1.65x n = 1's time (51.0 against 31.0 us); the profile does not show the
-# rest. At n = 3 a row of C is 3 elements, an odd count, and cuBLAS picks an older `align1` kernel: it moves
-# data one element at a time.
+# from the Ampere GPUs before Hopper. Its 112 blocks leave 20 of 132 SMs idle. At n = 4 it takes 1.65x n = 1's
+# time (51.0 against 31.0 us). The idle SMs explain at most 132 / 112 = 1.18x; the profile does not show the
+# rest. At n = 3 a row of C is 3 elements, an odd count, and cuBLAS picks an older `align1` kernel: it moves data
+# one element at a time.
 #
 # `torch.compile` with `mode="max-autotune-no-cudagraphs"` times cuBLAS and kernels that Triton (a Python GPU
 # compiler) generates, and keeps the fastest. Here it is within 2 % of torch.matmul at every n.
@@ -192,10 +192,11 @@ dc.show_function("decode_mma", "load_trip")
 # %% [markdown]
 # ### Keep a trip of loads in flight
 #
-# A **trip** is one warp's loads of 32 x U elements from each of its 16 rows. The mma.sync that use them complete it.
-# Each lane makes U 16-byte loads per row and per n-tile. An **n-tile** is 8 vectors, one
-# mma.sync's B tile: n up to 8 takes one, up to 16 two. So `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4
-# and `STAGES = 2`.
+# A block works on a **tile**: 16 rows of W; its warps split the tile's K. A **trip** is a warp's step of 32 x U
+# elements along K: each lane makes U 16-byte loads per row of W and per vector of B, then the mma.sync use them.
+# An **n-tile** is 8 vectors, one mma.sync's B tile: n up to 8 takes one, up to 16 two. `STAGES` (below) says what
+# is in flight during a trip's mma.sync. So `decode_mma<2, 1, 4, 2>` is bf16, one n-tile, U = 4 and
+# `STAGES = 2`.
 #
 # The problem: with two n-tiles, ptxas (the compiler's last step) issues some of a trip's loads after its first
 # mma.sync. So the trip waits on memory twice.
@@ -208,9 +209,8 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="if constexpr (STAGES ==
 # %% [markdown]
 # The prediction: n = 16 gains most, as its trips no longer wait twice. The measurement is from the **tuning
 # run** (`bench/tune_dispatch.py --decode` on the H200). It times each shape's **plans** side by side. A plan is
-# a kernel, its template arguments, and its warps per block, which split each 16-row tile's K. Each call,
-# gemv's **rule** picks one. Per n, the fastest plan with `STAGES = 2`, one trip at its warps, and the fastest
-# with one:
+# a kernel, its template arguments, and its warps per block. Each call, gemv's **rule** picks one. Per n, the
+# fastest plan with `STAGES = 2`, one trip at its warps, and the fastest with one:
 
 # %%
 dc.stages(N, K)
@@ -236,8 +236,7 @@ dc.show_function("decode_mma", "gemv_decode_mma", first="STAGES == 3", last="tri
 
 # %% [markdown]
 # The prediction: 128 registers, so 16 warps per SM, 2,112 in all: 2 warps per tile fit. The time should come
-# near n = 8's. At 1 warp per tile, where both fit, it should be slower: B's wait is not hidden. (2 and 3 warps
-# of `STAGES = 2` take 1.13 and 1.7 waves.)
+# near n = 8's. At 1 warp per tile, where both fit, it should be slower: B's wait is not hidden.
 
 # %%
 dc.late_b(N, K)
@@ -275,8 +274,8 @@ dc.plot_vs_n(doc, N, K, cores_TFLOPs=cores)
 # `exercises/06_two_vectors.cu` is a bf16 decode GEMV on CUDA cores, one warp per row. It calls W's rows M, as
 # notebooks 01 to 05 did, and holds its two vectors one after the other in X. As given, it computes C's first
 # column only. Make each 16-byte load of W serve both vectors at the TODOs, then run the cell again. It
-# passes if its error is within gemv's bound (Details) and its time at most 1.25x gemv's with two vectors. A
-# solution is in `solutions/06_two_vectors.cu`.
+# passes if its error is within gemv's bound (Details) and its time is at most 1.25x gemv's on the same inputs,
+# timed in the same cell. A solution is in `solutions/06_two_vectors.cu`.
 
 # %%
 lab.try_kernel("06_two_vectors")
@@ -291,14 +290,15 @@ lab.try_kernel("06_two_vectors")
 # - **fragment**: the elements of an mma tile that one lane holds.
 # - **n-tile**: 8 vectors, one mma.sync's B tile; n up to 8 takes one, up to 16 two.
 # - **plan**: a kernel, its template arguments and its warps per block.
-# - **rule**: gemv's choice of plan from the shape, the dtype and the GPU.
-# - **wave**: the blocks all SMs hold at once.
 # - **read ceiling**: a plain read of W's bytes, timed on the same GPU.
 # - **ridge point**: the FLOP per byte at which arithmetic takes as long as reading the bytes.
 # - **roofline**: attainable FLOP/s against FLOP per byte.
+# - **rule**: gemv's choice of plan from the shape, the dtype and the GPU.
 # - **tensor core**: a unit that multiplies small tiles; `mma.sync` drives it from one warp.
+# - **tile**: 16 rows of W, one block's; its warps split its K.
+# - **trip**: a warp's step of 32 x U elements along K: its loads, then its mma.sync.
 # - **tuning run**: `bench/tune_dispatch.py --decode`, timing plans side by side on the H200.
-# - **trip**: a warp's pass over 32 x U elements of its 16 rows: its loads, then its mma.sync.
+# - **wave**: the blocks all SMs hold at once.
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## Details
