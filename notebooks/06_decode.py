@@ -94,8 +94,8 @@ dc.floors(ctx.recorded, N, K)
 #
 # ### Why the sums stay in float32
 #
-# bf16 keeps 8 bits of precision, so from 256 to 512 its values are 2 apart. A bf16 running sum of products
-# at most 1 stops growing at 256. Below, on this machine's CPU: such sums over 512 rows of 4,096 products,
+# A bf16 value keeps 8 bits of precision, so from 256 to 512 its values are 2 apart. A bf16 running sum of products
+# at most 1 stops growing at 256. On the CPU, such sums over 512 rows of 4,096 products,
 # beside float32 sums rounded to bf16 once:
 
 # %%
