@@ -32,7 +32,7 @@
 #ifndef GEMV_MMA_ROWS
 #error "GEMV_MMA_ROWS comes from gemvlab (gemvlab.decode.kernels.DEFINES): build through gemvlab"
 #endif
-constexpr int ROWS = GEMV_MMA_ROWS;  // rows of W per warp's tile: lane (g, t) holds rows g and, at 16, g + 8
+constexpr int ROWS = GEMV_MMA_ROWS;  // rows of W per tile (one block's): lane (g, t) holds rows g and, at 16, g + 8
 static_assert(ROWS == 8 || ROWS == 16, "a tile is the m16n8k16 mma's 16 rows, or its first 8");
 
 // Row g + 8's 16 bytes at k: loaded at 16-row tiles, zeros at 8.

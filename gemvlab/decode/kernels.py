@@ -27,7 +27,7 @@ CORE_ROWS_FEW = 2
 CORE_ROWS = 4
 CORE_FEW_VECTORS = 2
 
-#: decode_mma: rows of W per warp's tile, 16 (the m16n8k16 mma's rows) or 8 (its first 8, the rest
+#: decode_mma: rows of W per tile (one block's), 16 (the m16n8k16 mma's rows) or 8 (its first 8, the rest
 #: zeros: twice the blocks for the same N). The rule counts tiles of this many rows.
 MMA_ROWS = 16
 
