@@ -16,14 +16,18 @@
 // mma takes elements 0-3 of each, the second 4-7. In the PTX ISA's m16n8k16 layout, A's column c and
 // B's row c sit in lanes with the same t (lane t holds columns and rows 2t, 2t+1, 2t+8, 2t+9), and
 // every such lane loads them from the same k, so both are relabelled alike and every product still
-// pairs W and B at the same k. Four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors
-// where rows start 32-byte aligned, three otherwise.
+// pairs W and B at the same k. This holds only because load_trip, load_w, load_x and trip_checked all
+// compute a lane's k as the same expression, base + 32 u + 8 t, with base the same across the warp. Per
+// load instruction, four lanes read 64 contiguous bytes of a row: two whole 32-byte sectors where rows
+// start 32-byte aligned, three otherwise; over a trip they read 64 U contiguous bytes.
 //
-// Per warp: a tile of ROWS rows, U 16-byte loads per row per trip (4 or 8), and which of the next
-// trip's loads are in flight (STAGES, below); the warps of a block split K between them and add
-// their sums in shared memory in a fixed order. Rows past N and vectors past n are not written.
-// ROWS is 16, or 8: then A's rows 8-15 are zeros, so the mma does half useful work and N rows make
-// twice the blocks, for shapes whose 16-row tiles leave SMs idle (the tensor cores are far from busy).
+// Per block: a tile of ROWS rows. Per warp: U 16-byte loads per row per trip (4 or 8), and which of the
+// next trip's loads are in flight (STAGES, below); the warps of a block take the tile's trips in turn
+// (warp w: trips w, w + warps, ...; the partial trip goes to whichever warp's turn it is) and add their
+// sums in shared memory in a fixed order. Rows past N and vectors past n are not written.
+// ROWS is one constant for the whole build: gemv builds 16 (gemvlab.decode.kernels.MMA_ROWS). At 8, A's
+// rows 8-15 are zeros, so each mma does half useful work and N rows make twice the blocks; only the
+// tuning script builds that copy, to time shapes whose 16-row tiles leave SMs idle.
 //
 // Invariants: every lane of a warp runs every mma (the trip count is the same for the whole warp);
 // offsets are 64-bit; the order of additions is fixed, so the same inputs give the same bits.
@@ -88,7 +92,8 @@ __device__ __forceinline__ void load_trip(uint4 (&wr)[2][U], uint4 (&xr)[NT][U],
 }
 
 // load_trip's two halves, W's rows and B's vectors, for STAGES = 3, which issues them at different
-// times. load_trip keeps them interleaved per u: the issue order STAGES 1 and 2 were timed with.
+// times. load_trip keeps them interleaved per u, so STAGES 1 and 2 keep their own code (ptxas may still
+// reorder the loads within a trip).
 template <int CODE, int U>
 __device__ __forceinline__ void load_w(uint4 (&wr)[2][U], const typename Elem<CODE>::T* const (&w)[2], long long base, int t) {
 #pragma unroll
@@ -116,7 +121,8 @@ __device__ __forceinline__ void mma_trip(float (&acc)[2][NT][4], const uint4 (&w
 }
 
 // A trip element by element, one u at a time (few registers): for the row's last, partial trip,
-// where elements past K load as zeros, and for rows or vectors that are not 16-byte aligned.
+// where elements past K load as zeros, and for the whole of K where W's rows are not 16-byte aligned
+// (vec 0: unaligned or strided vectors with aligned W are copied by the caller and run vec 3).
 template <int CODE, int NT, int U>
 __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typename Elem<CODE>::T* const (&w)[2],
                                              const typename Elem<CODE>::T* const (&x)[NT], long long base,
@@ -141,6 +147,8 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 template <int CODE, int NT, int U, int STAGES>
 __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
                                 typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
+    static_assert(STAGES >= 1 && STAGES <= 3, "STAGES is 1, 2 or 3");
+    static_assert(NT == 1 || NT == 2, "one or two n-tiles of 8 vectors");
     using T = typename Elem<CODE>::T;
     constexpr long long STEP = 32LL * U;  // elements of K in one trip
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
@@ -167,7 +175,7 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
         } else if (STAGES == 2 && base < whole) {
             // STAGES == 2: the next trip's loads fly while this trip's mma.sync run. With one stage,
             // ptxas hoists only part of a trip's loads above its first mma.sync when NT = 2 (12 of 16
-            // at U = 4 in the sm_90 SASS); here all of them are in flight. Cost: registers (128 at
+            // at U = 4 in CUDA 13.0's sm_90 SASS); here all of them are in flight. Cost: registers (128 at
             // NT = 1, 168 at NT = 2, no spills), so fewer warps fit on an SM.
             load_trip<CODE, NT, U>(wr, xr, w, x, base, t);
             for (base += STEP * warps; base < whole; base += STEP * warps) {
@@ -234,13 +242,15 @@ __global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, co
 // variant: GEMV_VARIANT4(CODE, NT, U, STAGES). block: a multiple of 32 threads, no more than the
 // variant's registers let an SM hold (512 threads at 128 registers, 384 at 168; the
 // rule checks occupancy, and a larger block fails to launch); grid: one block per ROWS rows. Shared
-// memory: the warps' sums when there are several.
+// memory: the warps' sums when there are several, [warps][NT * 4][32] floats as the kernel indexes them.
+// The launcher checks what it can see (M >= 1, n, block, vec 3 reading B at ldb 1); the caller
+// promises the rest of vec 3: W, X 16-byte aligned, lda and ldv multiples of 8.
 extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* partials, const LaunchArgs* p,
                                  cudaStream_t stream) {
     (void)partials;
     const int block = p->block, variant = p->variant;
     const int NT = GEMV_ARG(variant, 1);
-    if (block < 32 || block > 1024 || block % 32 || NT < 1 || p->n < 1 || p->n > 8 * NT ||
+    if (p->M < 1 || block < 32 || block > 1024 || block % 32 || NT < 1 || p->n < 1 || p->n > 8 * NT ||
         (p->vec != 0 && p->vec != 3) || (p->vec == 3 && p->ldb != 1))  // vec 3's trips read B at ldb 1
         return (int)cudaErrorInvalidValue;
     const long long tiles = (p->M + ROWS - 1) / ROWS;

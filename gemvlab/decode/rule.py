@@ -27,9 +27,8 @@ STAGES = 2
 #: With two n-tiles where the tiles fit in STAGES's one wave: STAGES_LATE_B (the next trip's loads of W
 #: in flight; B's loads issued just before the mma.sync of their trip) where that wave then holds at
 #: least LATE_B_GAIN times STAGES's warps per tile. It takes 128 registers, not 168, so an SM holds 16
-#: warps, not 12, and the extra warps cover B's wait. At the same warps and waves it is slower: it paid
-#: where it doubled the warps per tile, not where it added a third or a half (docs/design/decode.md,
-#: runs 21 and 22).
+#: warps, not 12, and the extra warps cover B's wait. At the same warps and waves it is slower, so it
+#: is taken only where it doubles the warps per tile (docs/design/decode.md tabulates the timings).
 STAGES_LATE_B = 3
 LATE_B_GAIN = 2
 #: Warps per block (the warps of a block split K between them, each at least one trip; any count up
@@ -200,7 +199,8 @@ def fill(tiles: int, slots: int) -> float:
 
 
 def shared_bytes(warps: int, nt: int) -> int:
-    """decode_mma's dynamic shared memory: each warp's sums, when a block has several warps."""
+    """decode_mma's dynamic shared memory: each warp's sums, when a block has several warps. The same
+    count as launch_decode_mma's `shared` and the kernel's [warps][NT * 4][32] floats."""
     return warps * nt * 4 * 32 * 4 if warps > 1 else 0
 
 
