@@ -81,8 +81,9 @@ def stages(N: int, K: int, dtype: str = "bfloat16", path: Path = TUNING) -> None
     if got is None:
         return
     head, by_n = got
-    print(f"{N:,} x {K:,} {dtype}  [tuning run, {head}]: ms, and the ratio to 2 in flight")
-    print(f"{'n':>3}  {'2 in flight':<20}{'1, same warps':<17}1, its fastest loads and warps")
+    print(f"{N:,} x {K:,} {dtype}  [tuning run, {head}]: ms, and the ratio to STAGES = 2")
+    print(f"{'n':>3}  {'STAGES = 2':<20}{'STAGES = 1':<17}STAGES = 1 at its fastest U and warps")
+    print(f"{'':>5}{'':<20}(same warps)")
     for n, c in sorted(by_n.items()):
         twos = [(float(r["ms"]), _plan(r)[1]) for r in c.values() if r["plan"] and _plan(r)[0].endswith(", 4, 2>")]
         ones = [(float(r["ms"]), name) for name, r in c.items() if "STAGES=1" in name]
