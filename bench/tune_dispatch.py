@@ -3,6 +3,7 @@
     python bench/tune_dispatch.py --out bench/results/h200-dispatch.csv   # on a GPU (about a minute)
     python bench/tune_dispatch.py --dry                                   # anywhere: list and build
     python bench/tune_dispatch.py --decode --out bench/results/h200-decode.csv   # the decode rule's
+    python bench/tune_dispatch.py --decode --n 16,1 --dtypes bfloat16            # part of it
 
 With --decode: the decode rule (gemvlab.decode.rule) at DECODE_SHAPES, each dtype and n, against
 plans that change its warps per block or loads per trip, a build of decode_mma with 8-row tiles
@@ -273,12 +274,14 @@ def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
             for name, t in timed.items()]
 
 
-def tune_decode(out: str) -> int:
+def tune_decode(out: str, ns=(1, 2, 4, 8, 16), dtypes=("bfloat16", "float32")) -> int:
+    """The decode rule at DECODE_SHAPES for each n in `ns` (n by n, so that a run cut short still has
+    every shape at the first ones), in bf16 and at four of the shapes in float32 (n >= 2)."""
     import torch
 
     rows = []
-    cases = [(N, K, n, torch.bfloat16) for N, K in DECODE_SHAPES for n in (1, 2, 4, 8, 16)]
-    cases += [(N, K, n, torch.float32) for N, K in DECODE_SHAPES[1:5] for n in (2, 4, 8, 16)]
+    cases = [(N, K, n, torch.bfloat16) for n in ns for N, K in DECODE_SHAPES if "bfloat16" in dtypes]
+    cases += [(N, K, n, torch.float32) for n in ns for N, K in DECODE_SHAPES[1:5] if n > 1 and "float32" in dtypes]
     for N, K, n, dtype in cases:
         got = measure_decode(N, K, n, dtype)
         torch.cuda.empty_cache()
@@ -316,13 +319,16 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="bench/results/h200-dispatch.csv")
     p.add_argument("--dry", action="store_true", help="no GPU: list each shape's candidates and build them")
     p.add_argument("--decode", action="store_true", help="the decode rule (bf16, fp16, several vectors)")
+    p.add_argument("--n", default="1,2,4,8,16", help="with --decode: the vector counts, in this order")
+    p.add_argument("--dtypes", default="bfloat16,float32", help="with --decode: bfloat16, float32 or both")
     a = p.parse_args(argv)
     if a.decode:
         if a.dry:
             for _, _, kernel in decode_candidates_all():
                 kernel.build()
             return 0
-        return tune_decode(a.out if a.out != "bench/results/h200-dispatch.csv" else "bench/results/h200-decode.csv")
+        return tune_decode(a.out if a.out != "bench/results/h200-dispatch.csv" else "bench/results/h200-decode.csv",
+                           tuple(int(v) for v in a.n.split(",")), tuple(a.dtypes.split(",")))
     extra = tune_library()
     if a.dry:
         device = dispatch.Device.recorded()
