@@ -207,18 +207,18 @@ def decode_candidates(plan, device):
     if plan.kernel == "decode_mma":
         mine = plan.block // 32  # the rule's warps, its neighbours, and counts that fill an SM of 12 or 16 warps
         for warps in sorted({1, 2, 3, 4, 6, 8, 12, 16, mine - 1, mine + 1} - {0, 17}):
-            fits = decode.MMA.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, plan.variant)).blocks_per_sm
+            fits = decode.MMA.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, args[1])).blocks_per_sm
             if fits and 32 * warps != plan.block:
                 out.append((f"warps={warps}", replace(plan, block=32 * warps), None))
         code, nt, u, stages = args
         for uu, ss in sorted({a[2:] for a in DK.MMA_COMPILED if a[:2] == (code, nt)} - {(u, stages)}):  # the others compiled
             other = encode(code, nt, uu, ss)
-            for warps in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16) if ss == 4 else (1, 2, 3, 4, 6, 8):
-                if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, other)).blocks_per_sm:
+            for warps in (1, 2, 3, 4, 6, 8):
+                if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
                     out.append((f"U={uu} STAGES={ss} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
         eight = swap(decode.MMA, defines=tuple((k, 8 if k == "GEMV_MMA_ROWS" else v) for k, v in DK.DEFINES))
         for warps in (1, 2, 4, 8, 16):  # twice the tiles: for shapes whose 16-row tiles leave SMs idle
-            if eight.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, plan.variant)).blocks_per_sm:
+            if eight.occupancy(32 * warps, plan.variant, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
                 out.append((f"MMA_ROWS=8 warps={warps}", replace(plan, block=32 * warps), eight))
     else:
         for block in (64, 256):

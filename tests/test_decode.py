@@ -166,7 +166,7 @@ def test_mma_launches_fit_the_sm(device=H200):
     for plan in plans:
         warps = plan.block // 32
         assert 32 <= plan.block <= 32 * rule.MAX_WARPS and plan.block % 32 == 0 and warps == plan.warps_split_k, plan
-        shared = rule.shared_bytes(plan.warps_split_k, plan.variant)
+        shared = rule.shared_bytes(plan.warps_split_k, n_tiles(plan))
         assert decode.MMA.occupancy(plan.block, plan.variant, device.limits, shared).blocks_per_sm >= 1, plan
 
 
@@ -186,7 +186,7 @@ def test_mma_warps_keep_one_wave_or_fill_the_waves(device):
         warps, nt = plan.warps_split_k, n_tiles(plan)
 
         def slots(w, variant=plan.variant, nt=nt):  # blocks of w warps the GPU holds at once
-            return rule._slots(decode.MMA, 32 * w, variant, device, rule.shared_bytes(w, variant))
+            return rule._slots(decode.MMA, 32 * w, variant, device, rule.shared_bytes(w, nt))
 
         trips = -(-K // (32 * decode.MMA.arguments(plan.variant)[2]))
         most = min(rule.MAX_WARPS, trips)
@@ -231,7 +231,7 @@ def test_two_n_tiles_load_b_late_where_that_buys_warps(device):
 
         def one_wave_warps(stages, most=most, tiles=plan.grid):  # 0 where the tiles need more than one wave
             v = native_kernel.encode(2, 2, rule.LOADS, stages)
-            fit = [w for w in range(1, most + 1) if rule._slots(decode.MMA, 32 * w, v, device, rule.shared_bytes(w, v)) >= tiles]
+            fit = [w for w in range(1, most + 1) if rule._slots(decode.MMA, 32 * w, v, device, rule.shared_bytes(w, 2)) >= tiles]
             return max(fit, default=0)
 
         early = one_wave_warps(rule.STAGES)

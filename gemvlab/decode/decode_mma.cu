@@ -120,42 +120,6 @@ __device__ __forceinline__ void mma_trip(float (&acc)[2][NT][4], const uint4 (&w
         for (int nt = 0; nt < NT; ++nt) mma_pair<CODE>(acc[u & 1][nt], wr[0][u], wr[1][u], xr[nt][u]);
 }
 
-// STAGES = 4: B's next trip travels by cp.async into this warp's own slots of shared memory, so no
-// registers hold it while it is in flight. Each lane copies exactly the 16-byte pieces it later reads
-// (piece (nt, u) of lane l at slot[(nt * U + u) * 32 + l]), so a lane waits only on its own copies
-// (cp.async.wait_group) and no barrier is needed; 32 consecutive lanes touch 32 consecutive 16-byte
-// pieces, with no bank conflicts. `.ca` also keeps the lines in L1, where other blocks read the same B.
-constexpr int X_SLOTS = 3;  // STAGES = 4: slots of B per warp (this trip's and the next two)
-template <int CODE, int NT, int U>
-__device__ __forceinline__ void copy_x(uint4* slot, const typename Elem<CODE>::T* const (&x)[NT], long long base,
-                                       int t, int lane, bool copy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#pragma unroll
-    for (int u = 0; u < U && copy; ++u)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-            const unsigned to = (unsigned)__cvta_generic_to_shared(slot + (nt * U + u) * 32 + lane);
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(to), "l"(x[nt] + base + 32 * u + 8 * t));
-        }
-    asm volatile("cp.async.commit_group;");
-#endif
-}
-
-template <int PENDING>
-__device__ __forceinline__ void wait_copies() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-#endif
-}
-
-template <int NT, int U>
-__device__ __forceinline__ void read_x(uint4 (&xr)[NT][U], const uint4* slot, int lane) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) xr[nt][u] = slot[(nt * U + u) * 32 + lane];
-}
-
 // A trip element by element, one u at a time (few registers): for the row's last, partial trip,
 // where elements past K load as zeros, and for the whole of K where W's rows are not 16-byte aligned
 // (vec 0: unaligned or strided vectors with aligned W are copied by the caller and run vec 3).
@@ -180,16 +144,10 @@ __device__ __forceinline__ void trip_checked(float (&acc)[2][NT][4], const typen
 // several blocks share an SM those loads can hit in L1. The load path is a.vec, the same for every
 // thread: 3 where W's rows and B's vectors all start 16-byte aligned and B's vectors are contiguous
 // (ldb == 1), else 0.
-// GEMV_MMA_MAXNREG: a tuning build's register cap (fewer registers, more warps per SM).
-#if defined(GEMV_MMA_MAXNREG)
-#define GEMV_MMA_REGS __maxnreg__(GEMV_MMA_MAXNREG)
-#else
-#define GEMV_MMA_REGS
-#endif
 template <int CODE, int NT, int U, int STAGES>
-__global__ void GEMV_MMA_REGS gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
+__global__ void gemv_decode_mma(const typename Elem<CODE>::T* __restrict__ W, const typename Elem<CODE>::T* __restrict__ X,
                                 typename Elem<CODE>::T* __restrict__ C, const LaunchArgs a) {
-    static_assert(STAGES >= 1 && STAGES <= 4, "STAGES is 1, 2, 3 or 4");
+    static_assert(STAGES >= 1 && STAGES <= 3, "STAGES is 1, 2 or 3");
     static_assert(NT == 1 || NT == 2, "one or two n-tiles of 8 vectors");
     using T = typename Elem<CODE>::T;
     constexpr long long STEP = 32LL * U;  // elements of K in one trip
@@ -204,8 +162,6 @@ __global__ void GEMV_MMA_REGS gemv_decode_mma(const typename Elem<CODE>::T* __re
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) x[nt] = X + (long long)min(8 * nt + g, a.n - 1) * a.ldv;
 
-    extern __shared__ uint4 dynamic_shared[];  // STAGES = 4: [warps][X_SLOTS][NT][U][32] pieces of B; then the sums
-    uint4* const ring = dynamic_shared;
     float sums[2][NT][4] = {};
     long long base = STEP * warp;
     if (a.vec == 3) {
@@ -234,31 +190,7 @@ __global__ void GEMV_MMA_REGS gemv_decode_mma(const typename Elem<CODE>::T* __re
                 }
             }
             mma_trip<CODE, NT, U>(sums, wr, xr);
-        } else if (STAGES == 4 && base < whole) {
-            // STAGES == 4: as 2 for W; B copied (copy_x) two trips ahead into three slots, so that the
-            // wait for this trip's B finds it landed and never holds back the next trip's loads of W.
-            constexpr int PIECES = NT * U * 32;  // one slot: a trip's pieces of B for the whole warp
-            const long long step = STEP * warps;
-            uint4* slot = ring + (long long)warp * X_SLOTS * PIECES;  // this warp's slots
-            copy_x<CODE, NT, U>(slot, x, base, t, lane, true);
-            copy_x<CODE, NT, U>(slot + PIECES, x, base + step, t, lane, base + step < whole);
-            load_w<CODE, U>(wr, w, base, t);
-            int s = 0;  // the slot of the trip whose mma.sync run next
-            for (base += step; base < whole; base += step) {
-                uint4 wn[2][U];
-                load_w<CODE, U>(wn, w, base, t);
-                copy_x<CODE, NT, U>(slot + (s == 0 ? 2 : s - 1) * PIECES, x, base + step, t, lane, base + step < whole);
-                wait_copies<2>();  // this trip's copies have landed; the next two trips' may still fly
-                read_x<NT, U>(xr, slot + s * PIECES, lane);
-                mma_trip<CODE, NT, U>(sums, wr, xr);
-#pragma unroll
-                for (int u = 0; u < U; ++u) wr[0][u] = wn[0][u], wr[1][u] = wn[1][u];
-                s = s == 2 ? 0 : s + 1;
-            }
-            wait_copies<0>();
-            read_x<NT, U>(xr, slot + s * PIECES, lane);
-            mma_trip<CODE, NT, U>(sums, wr, xr);
-        } else if (STAGES == 3 && base < whole) {
+        } else if (base < whole) {
             // STAGES == 3: as 2 for W; B waits for its trip.
             load_w<CODE, U>(wr, w, base, t);
             for (base += STEP * warps; base < whole; base += STEP * warps) {
@@ -282,7 +214,7 @@ __global__ void GEMV_MMA_REGS gemv_decode_mma(const typename Elem<CODE>::T* __re
     for (int i = 0; i < PER_LANE; ++i) acc[i] = (&sums[0][0][0])[i] + (&sums[1][0][0])[i];
 
     if (warps > 1) {  // add the warps' sums in shared memory, warp 0 + warp 1 + ... in that order
-        float* shared = reinterpret_cast<float*>(ring + (STAGES == 4 ? warps * X_SLOTS * NT * U * 32 : 0));  // [warps][PER_LANE][32]
+        extern __shared__ float shared[];  // [warps][PER_LANE][32]
         float* mine = shared + (long long)warp * PER_LANE * 32 + lane;
 #pragma unroll
         for (int i = 0; i < PER_LANE; ++i) mine[32 * i] = acc[i];
@@ -323,9 +255,7 @@ extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* pa
         return (int)cudaErrorInvalidValue;
     const long long tiles = (p->M + ROWS - 1) / ROWS;
     if (tiles > 2147483647LL) return (int)cudaErrorInvalidValue;
-    const int U = GEMV_ARG(variant, 2), STAGES = GEMV_ARG(variant, 3);
-    const size_t shared = (block > 32 ? (size_t)(block / 32) * NT * 4 * 32 * sizeof(float) : 0) +
-                          (STAGES == 4 ? (size_t)(block / 32) * X_SLOTS * NT * U * 32 * sizeof(uint4) : 0);
+    const size_t shared = block > 32 ? (size_t)(block / 32) * NT * 4 * 32 * sizeof(float) : 0;
     switch (variant) {
 #define GEMV_MMA(code, nt, u, s)                                                                            \
     case GEMV_VARIANT4(code, nt, u, s):                                                                      \
@@ -333,10 +263,10 @@ extern "C" int launch_decode_mma(const void* W, const void* X, void* C, void* pa
             (const Elem<code>::T*)W, (const Elem<code>::T*)X, (Elem<code>::T*)C, *p);                      \
         break;
         // the instantiations: gemvlab.decode.kernels.MMA_COMPILED
-        GEMV_MMA(1, 1, 4, 1) GEMV_MMA(1, 1, 8, 1) GEMV_MMA(1, 1, 4, 2) GEMV_MMA(1, 1, 4, 4)
-        GEMV_MMA(1, 2, 4, 1) GEMV_MMA(1, 2, 8, 1) GEMV_MMA(1, 2, 4, 2) GEMV_MMA(1, 2, 4, 3) GEMV_MMA(1, 2, 4, 4)
-        GEMV_MMA(2, 1, 4, 1) GEMV_MMA(2, 1, 8, 1) GEMV_MMA(2, 1, 4, 2) GEMV_MMA(2, 1, 4, 4)
-        GEMV_MMA(2, 2, 4, 1) GEMV_MMA(2, 2, 8, 1) GEMV_MMA(2, 2, 4, 2) GEMV_MMA(2, 2, 4, 3) GEMV_MMA(2, 2, 4, 4)
+        GEMV_MMA(1, 1, 4, 1) GEMV_MMA(1, 1, 8, 1) GEMV_MMA(1, 1, 4, 2)
+        GEMV_MMA(1, 2, 4, 1) GEMV_MMA(1, 2, 8, 1) GEMV_MMA(1, 2, 4, 2) GEMV_MMA(1, 2, 4, 3)
+        GEMV_MMA(2, 1, 4, 1) GEMV_MMA(2, 1, 8, 1) GEMV_MMA(2, 1, 4, 2)
+        GEMV_MMA(2, 2, 4, 1) GEMV_MMA(2, 2, 8, 1) GEMV_MMA(2, 2, 4, 2) GEMV_MMA(2, 2, 4, 3)
 #undef GEMV_MMA
         default: return (int)cudaErrorInvalidValue;
     }

@@ -47,13 +47,6 @@ __device__ __forceinline__ uint4 load16(const typename Elem<CODE>::T* p, long lo
     Pack16<CODE> out;
     if (VEC) {
         const uint4* q = reinterpret_cast<const uint4*>(p);
-#if defined(GEMV_W_NO_L1) && GEMV_W_NO_L1
-        if (STREAM) {  // a tuning build: W skips L1 altogether, which then holds B alone
-            asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                         : "=r"(out.v.x), "=r"(out.v.y), "=r"(out.v.z), "=r"(out.v.w) : "l"(q));
-            return out.v;
-        }
-#endif
         out.v = STREAM ? __ldcs(q) : __ldg(q);
         return out.v;
     }

@@ -40,7 +40,7 @@ DEFINES = (("GEMV_VARIANT_BITS", VARIANT_BITS), ("GEMV_CORE_ROWS_FEW", CORE_ROWS
 #: where B's registers would cost warps). Two or three only at U = 4: two trips of U = 8 take 246
 #: registers with one n-tile, so 8 warps per SM, and spill with two.
 MMA_COMPILED = tuple((c, nt, u, s) for c in (1, 2) for nt in (1, 2)
-                     for u, s in ((4, 1), (8, 1), (4, 2), *(((4, 3),) if nt == 2 else ()), (4, 4)))
+                     for u, s in ((4, 1), (8, 1), (4, 2), *(((4, 3),) if nt == 2 else ())))
 #: (CODE, NV): float32 for 2 to 16 vectors (one goes to gemvlab.dispatch), halves for 1 to 16.
 CORES_COMPILED = tuple((0, nv) for nv in (2, 4, 8, 16)) + tuple((c, nv) for c in (1, 2) for nv in (1, 2, 4, 8, 16))
 

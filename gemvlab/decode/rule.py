@@ -122,7 +122,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     most = min(MAX_WARPS, trips)
 
     def slots(warps: int, variant: int) -> int:
-        return _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, variant))
+        return _slots(MMA, 32 * warps, variant, device, shared_bytes(warps, nt))
 
     def one_wave_warps(variant: int) -> int:  # slots() falls as warps grow
         warps = 1
@@ -198,13 +198,10 @@ def fill(tiles: int, slots: int) -> float:
     return tiles / (-(-tiles // slots) * slots)
 
 
-def shared_bytes(warps: int, variant: int) -> int:
-    """decode_mma's dynamic shared memory for a block of `warps` warps: at STAGES = 4 each warp's two
-    slots of B's pieces ([3][NT][U][32] of 16 bytes), then each warp's sums when a block has several.
-    The same count as launch_decode_mma's `shared` and the kernel's indexing."""
-    _, nt, u, stages = MMA.arguments(variant)
-    ring = warps * 3 * nt * u * 32 * 16 if stages == 4 else 0
-    return ring + (warps * nt * 4 * 32 * 4 if warps > 1 else 0)
+def shared_bytes(warps: int, nt: int) -> int:
+    """decode_mma's dynamic shared memory: each warp's sums, when a block has several warps. The same
+    count as launch_decode_mma's `shared` and the kernel's [warps][NT * 4][32] floats."""
+    return warps * nt * 4 * 32 * 4 if warps > 1 else 0
 
 
 def _slots(kernel, block: int, variant: int, device: Device, dynamic: int = 0) -> int:
