@@ -274,7 +274,12 @@ def measure_decode(N, K, n, dtype, rounds=3) -> list[dict]:
             for name, t in timed.items()]
 
 
-def tune_decode(out: str, ns=(1, 2, 4, 8, 16), dtypes=("bfloat16", "float32")) -> int:
+#: The decode tuning's vector counts and dtypes (the defaults of --n and --dtypes).
+DECODE_NS = (1, 2, 4, 8, 16)
+DECODE_DTYPES = ("bfloat16", "float32")
+
+
+def tune_decode(out: str, ns=DECODE_NS, dtypes=DECODE_DTYPES) -> int:
     """The decode rule at DECODE_SHAPES for each n in `ns` (n by n, so that a run cut short still has
     every shape at the first ones), in bf16 and at four of the shapes in float32 (n >= 2)."""
     import torch
@@ -319,9 +324,11 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="bench/results/h200-dispatch.csv")
     p.add_argument("--dry", action="store_true", help="no GPU: list each shape's candidates and build them")
     p.add_argument("--decode", action="store_true", help="the decode rule (bf16, fp16, several vectors)")
-    p.add_argument("--n", default="1,2,4,8,16", help="with --decode: the vector counts, in this order")
-    p.add_argument("--dtypes", default="bfloat16,float32", help="with --decode: bfloat16, float32 or both")
+    p.add_argument("--n", default=",".join(map(str, DECODE_NS)), help="with --decode: the vector counts, in this order")
+    p.add_argument("--dtypes", default=",".join(DECODE_DTYPES), help="with --decode: bfloat16, float32 or both")
     a = p.parse_args(argv)
+    if unknown := set(a.dtypes.split(",")) - set(DECODE_DTYPES):
+        p.error(f"--dtypes: {', '.join(sorted(unknown))} is not one of {', '.join(DECODE_DTYPES)}")
     if a.decode:
         if a.dry:
             for _, _, kernel in decode_candidates_all():
