@@ -213,7 +213,7 @@ def decode_candidates(plan, device):
         code, nt, u, stages = args
         for uu, ss in sorted({a[2:] for a in DK.MMA_COMPILED if a[:2] == (code, nt)} - {(u, stages)}):  # the others compiled
             other = encode(code, nt, uu, ss)
-            for warps in (1, 2, 3, 4, 6, 8):
+            for warps in sorted({1, 2, 3, 4, 6, 8, mine}):  # the rule's own warps too: the same split, other stages
                 if decode.MMA.occupancy(32 * warps, other, device.limits, shared_bytes(warps, nt)).blocks_per_sm:
                     out.append((f"U={uu} STAGES={ss} warps={warps}", replace(plan, variant=other, block=32 * warps), None))
         eight = swap(decode.MMA, defines=tuple((k, 8 if k == "GEMV_MMA_ROWS" else v) for k, v in DK.DEFINES))
