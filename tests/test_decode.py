@@ -180,8 +180,7 @@ def test_mma_warps_keep_one_wave_or_fill_the_waves(device):
     if int(device.limits.compute_capability.split(".")[0]) < 8:
         pytest.skip("decode_cores before sm_80")
     seen = set()
-    for N, K, n in itertools.product((16, 1024, 4096, 14_336, 18_944, 28_672, 40_000, 50_000, 65_536, 262_144),
-                                     (1024, 4096, 8192, 28_672),
+    for N, K, n in itertools.product((16, 1024, 4096, 14_336, 18_944, 28_672, 65_536, 262_144), (1024, 4096, 8192, 28_672),
                                      (1, 16)):
         plan = choose(N, K, n, BF, device)
         warps, nt = plan.warps_split_k, n_tiles(plan)
@@ -205,7 +204,7 @@ def test_mma_warps_keep_one_wave_or_fill_the_waves(device):
         else:
             seen.add("waves, two n-tiles")
             assert 1 <= warps <= min(most, rule.TRIP_WARPS), (N, K, n, warps)
-    assert seen == {"one wave", "one wave, warps not a power of two", "fullest waves", "fullest waves, not one warp",
+    assert seen == {"one wave", "one wave, warps not a power of two", "fullest waves",
                     "fullest waves, not one warp, warps not a power of two", "waves, two n-tiles"}, seen
 
 
@@ -221,7 +220,7 @@ def test_fill_is_tiles_over_the_block_slots_of_their_waves():
 def test_two_n_tiles_load_b_late_where_that_buys_warps(device):
     """decode_mma with two n-tiles: B's loads wait for their trip (STAGES_LATE_B) exactly where the
     tiles fit in one wave and that variant's registers let the wave hold at least LATE_B_GAIN times
-    the warps per tile that STAGES does; one n-tile always takes STAGES_ONE_TILE."""
+    the warps per tile that STAGES does; one n-tile always keeps STAGES."""
     if int(device.limits.compute_capability.split(".")[0]) < 8:
         pytest.skip("decode_cores before sm_80")
     seen = set()
@@ -238,7 +237,7 @@ def test_two_n_tiles_load_b_late_where_that_buys_warps(device):
         early = one_wave_warps(rule.STAGES)
         late = 0 < early and one_wave_warps(rule.STAGES_LATE_B) >= rule.LATE_B_GAIN * early
         assert decode.MMA.arguments(plan.variant)[3] == (rule.STAGES_LATE_B if late else rule.STAGES), (N, K)
-        assert decode.MMA.arguments(choose(N, K, 8, BF, device).variant)[3] == rule.STAGES_ONE_TILE, (N, K)
+        assert decode.MMA.arguments(choose(N, K, 8, BF, device).variant)[3] == rule.STAGES, (N, K)
         seen.add(late)
     assert seen == {True, False}
 

@@ -19,14 +19,11 @@ from ..native.kernel import encode
 from .kernels import CORES, DTYPE_CODES, KERNELS, MMA, MMA_ROWS, PER_LOAD, core_rows
 
 #: decode_mma's 16-byte loads per row per lane per trip (U) and trips in flight (STAGES): a warp's
-#: trip reads 4 KiB of W (MMA_ROWS = 16 rows x 4 loads x 16 bytes x 4 lanes) and NT x 2 KiB of B's vectors.
-#: With two n-tiles the next trip's loads are issued before this trip's mma.sync run, so a warp always
-#: has a trip of loads in flight.
+#: trip reads 4 KiB of W (MMA_ROWS = 16 rows x 4 loads x 16 bytes x 4 lanes) and NT x 2 KiB of B's vectors, and
+#: the next trip's loads are issued before this trip's mma.sync run, so a warp always has a trip of
+#: loads in flight.
 LOADS = 4
 STAGES = 2
-#: With one n-tile (n <= 8): a trip's loads, then its mma.sync (STAGES_ONE_TILE). That takes 96
-#: registers, not 128, so an SM holds 20 warps, not 16: more warps, each with one trip in flight.
-STAGES_ONE_TILE = 1
 #: With two n-tiles where the tiles fit in STAGES's one wave: STAGES_LATE_B (the next trip's loads of W
 #: in flight; B's loads issued just before the mma.sync of their trip) where that wave then holds at
 #: least LATE_B_GAIN times STAGES's warps per tile. It takes 128 registers, not 168, so an SM holds 16
@@ -119,8 +116,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
     if code == 0 or int(device.limits.compute_capability.split(".")[0]) < 8:
         return _cores(N, K, n, name, code, vec, copy_b, reads, device)
     nt = 1 if n <= 8 else 2
-    stages = STAGES if nt == 2 else STAGES_ONE_TILE
-    variant = encode(code, nt, LOADS, stages)
+    variant = encode(code, nt, LOADS, STAGES)
     tiles = -(-N // MMA_ROWS)
     trips = -(-K // (32 * LOADS))  # of one warp alone on its rows
     most = min(MAX_WARPS, trips)
@@ -135,7 +131,7 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         return warps
 
     one_wave = slots(1, variant)
-    warps = 1
+    stages, warps = STAGES, 1
     if tiles <= one_wave:
         warps = one_wave_warps(variant)
         if nt == 2:
@@ -159,11 +155,9 @@ def choose(N: int, K: int, n: int, dtype, lda: int, w_mod16: int, ldb: int, ldv:
         (f"{name}: tensor cores, mma.sync m16n8k16 with fp32 sums; {nt} n-tile{'s' if nt > 1 else ''} of 8 "
          f"vectors for n = {n}"),
         (f"{LOADS} loads per row per trip: each warp's trip reads {LOADS} KiB of W and {nt * LOADS // 2} KiB of B, "
-         + {STAGES: "and the next trip's loads are issued before this trip's mma.sync",
-            STAGES_ONE_TILE: "then its mma.sync: one trip in flight per warp, in few enough registers for 20 warps "
-                             "per SM",
-            STAGES_LATE_B: "and the next trip's loads of W are issued before this trip's mma.sync, B's just before "
-                           f"them: that frees the registers for at least {LATE_B_GAIN}x the warps per tile"}[stages]),
+         + ("and the next trip's loads are issued before this trip's mma.sync" if stages == STAGES else
+            "and the next trip's loads of W are issued before this trip's mma.sync, B's just before them: that "
+            f"frees the registers for at least {LATE_B_GAIN}x the warps per tile")),
         split, reads))
 
 
