@@ -84,6 +84,11 @@ def cmd_table(args) -> int:
         from ..results import decode
 
         doc = results.load(args.file)
+        if args.bar:
+            from ..results import decode_bar
+
+            print(json.dumps(decode_bar.check(doc), indent=1) if args.json else decode_bar.format_bar(doc))
+            return 0
         print(json.dumps(decode.rows(doc), indent=1) if args.json else decode.format_rows(doc))
         return 0
     if args.shapes:  # the shape sweep and the explorer grid: recorded (a live one is `record`)
@@ -134,6 +139,9 @@ def main(argv=None) -> int:
                                                            "the explorer grid: gemv, torch.matmul, the read ceiling")
     tab.add_argument("--all", action="store_true", help="with --shapes: the stages too")
     tab.add_argument("--decode", action="store_true", help="one row per (N, K, n, dtype, kernel) of the decode study")
+    tab.add_argument("--bar", action="store_true", help="with --decode: one row per case, gemv against torch.matmul "
+                                                        "and torch.compile (faster, tie or slower), and the decode bar's "
+                                                        "verdict")
     kb = sub.add_parser("kernelbench", help="write a KernelBench level 1 problem 4 solution running a stage "
                                             "(to stdout), or --check one on a GPU")
     kb.add_argument("--stage", default="warp_shuffle", help="a stage name or 1 to 5 (default %(default)s)")
