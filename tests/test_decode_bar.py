@@ -67,6 +67,13 @@ def test_big_w_must_gain_at_few_vectors_read_near_the_ceiling_and_keep_n16_near_
     assert decode_bar.check(doc(small))["met"]
 
 
+def test_a_file_without_the_l2_size_cannot_meet_the_bar():
+    d = doc(case(1024, 4096, 1, 1.0, 1.2, 1.2))
+    del d["decode"]["machine"]["l2_bytes"], d["machine"]["l2_bytes"]
+    got = decode_bar.check(d)
+    assert not got["met"] and any("no L2 size" in m for m in got["misses"])
+
+
 def test_float32_ties_pass_and_errors_over_the_bound_miss():
     f32 = case(4096, 4096, 2, 1.0, 1.01, dtype="float32", which="float32")
     assert decode_bar.check(doc(f32))["met"]

@@ -43,7 +43,7 @@ def _worst(verdicts) -> str:
 def cases(doc: dict) -> list[dict]:
     """One dict per recorded case (set, dtype, N, K, n) that has a gemv row: the four kernels' times,
     gemv's ratios, its verdict against each peer and the worst of them, and whether W is big (at least
-    BIG_W times the recording GPU's L2)."""
+    BIG_W times the recording GPU's L2; None where the file has no L2 size)."""
     d = doc.get("decode") or {}
     l2 = d.get("machine", doc.get("machine", {})).get("l2_bytes")
     by = defaultdict(dict)
@@ -60,7 +60,7 @@ def cases(doc: dict) -> list[dict]:
                     "ms": {name: r["ms"] for name, r in k.items()},
                     "vs": {p: k[p]["ms"] / g["ms"] for p in PEERS if p in k},
                     "vs_ceiling": g["vs_ceiling"], "verdicts": verdicts, "verdict": _worst(verdicts.values()),
-                    "big": bool(l2) and N * K * size >= BIG_W * l2,
+                    "big": N * K * size >= BIG_W * l2 if l2 else None,  # None: the file has no L2 size
                     "within_bound": g["bound"] is None or g["rel_err"] is None or g["rel_err"] <= g["bound"]})
     return out
 
@@ -79,6 +79,8 @@ def check(doc: dict) -> dict:
         counts[which] = {**tally, "cases": len(mine), "ties_allowed": allowed}
         if allowed is not None and tally["tie"] > allowed:
             misses.append(f"{which}: {tally['tie']} ties in {len(mine)} cases, more than {allowed}")
+    if any(c["big"] is None for c in all_cases):
+        misses.append("the file has no L2 size (machine.l2_bytes): where W is big is unknown")
     for c in all_cases:
         name = f"{c['set']} {c['dtype']} {c['M']:,} x {c['K']:,}, n = {c['n']}"
         for p, v in c["verdicts"].items():
@@ -103,7 +105,8 @@ def format_bar(doc: dict) -> str:
     counts per set and what misses."""
     from .decode import label
 
-    all_cases = cases(doc)
+    bar = check(doc)
+    all_cases = bar["cases"]
     if not all_cases:
         return "no decode study in this file: python -m gemvlab record --decode measures one on a GPU"
     lines = [(f"{'set':<8}{'dtype':<9}{'N':>8}{'K':>7}{'n':>4}{'gemv':>9}{'matmul':>9}{'compile':>9}{'ceiling':>9}"
@@ -116,7 +119,6 @@ def format_bar(doc: dict) -> str:
         ceiling = f"{c['vs_ceiling']:>9.3f}" if c["vs_ceiling"] is not None else f"{'-':>9}"
         lines.append(f"{c['set']:<8}{c['dtype']:<9}{c['M']:>8}{c['K']:>7}{c['n']:>4}{cols}{vs}{ceiling}  "
                      f"{c['verdict']:<8}{c['chosen'] or ''}")
-    bar = check(doc)
     for which, t in bar["counts"].items():
         allowed = "any allowed" if t["ties_allowed"] is None else f"at most {t['ties_allowed']}"
         lines.append(f"{which}: {t['cases']} cases: {t['faster']} faster, {t['tie']} ties ({allowed}), "
