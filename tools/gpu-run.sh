@@ -10,7 +10,8 @@
 #   counters   Nsight Compute counters of the stages, the dispatcher and torch.matmul at 2048 x 65,536
 #   bits       bench/same_bits.py compare against bench/results/h200-bits.json
 #   tune       bench/tune_dispatch.py into $OUT/h200-dispatch.csv
-#   decode     the decode study: python -m gemvlab record --decode into $OUT/h200.json, its bar into $OUT/bar.txt
+#   decode     the decode study: python -m gemvlab record --decode into $OUT/decode.json, its bar into
+#              $OUT/bar.txt (on the H200, the file that replaces gemvlab/results/recorded/h200.json)
 #   decode-tune  bench/tune_dispatch.py --decode $DECODE_TUNE (e.g. "--n 1,8 --dtypes bfloat16") into $OUT/decode.csv
 #   decode-test  tests/test_gpu_decode.py (compute-sanitizer included)
 # The machine has torch, triton, pytest and ninja but no network: gemvlab runs from the checkout
@@ -46,9 +47,9 @@ for step in "$@"; do
         | tee "$OUT/counters.txt" | tail -20 ;;
     bits) python3 bench/same_bits.py compare bench/results/h200-bits.json 2>&1 | tee "$OUT/bits.txt" | tail -40 ;;
     tune) python3 bench/tune_dispatch.py --out "$OUT/h200-dispatch.csv" 2>&1 | tee "$OUT/tune.txt" | tail -25 ;;
-    decode) timeout 300 python3 -m gemvlab record --decode --out "$OUT/h200.json" > "$OUT/decode.txt" 2>&1
+    decode) timeout 300 python3 -m gemvlab record --decode --out "$OUT/decode.json" > "$OUT/decode.txt" 2>&1
             rc=$?; tail -3 "$OUT/decode.txt"; [ $rc = 0 ] || { status=$rc; continue; }
-            python3 -m gemvlab table --decode --bar --file "$OUT/h200.json" > "$OUT/bar.txt" 2>&1; tail -12 "$OUT/bar.txt" ;;
+            python3 -m gemvlab table --decode --bar --file "$OUT/decode.json" > "$OUT/bar.txt" 2>&1; tail -12 "$OUT/bar.txt" ;;
     decode-tune)
       # shellcheck disable=SC2086  # DECODE_TUNE is a list of arguments
       timeout 300 python3 bench/tune_dispatch.py --decode ${DECODE_TUNE:-} --out "$OUT/decode.csv" 2>&1 \
