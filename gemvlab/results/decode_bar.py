@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .table import quartiles_overlap
+
 TIE_SHARE = 0.1
 BIG_W = 4
 FEW_VECTORS_SPEEDUP = 1.25
@@ -29,11 +31,9 @@ PEERS = ("torch.matmul", "torch.compile")
 
 def verdict(gemv: dict, peer: dict) -> str:
     """'faster', 'tie' or 'slower': gemv's quartiles (q1, q3) against the peer's."""
-    if gemv["q3"] < peer["q1"]:
-        return "faster"
-    if gemv["q1"] > peer["q3"]:
-        return "slower"
-    return "tie"
+    if quartiles_overlap(gemv, peer, "q1", "q3"):
+        return "tie"
+    return "faster" if gemv["ms"] < peer["ms"] else "slower"
 
 
 def _worst(verdicts) -> str:

@@ -31,9 +31,10 @@ def stage_table(doc: dict, upto: int | None = None) -> list[dict]:
     return out
 
 
-def quartiles_overlap(a: dict, b: dict) -> bool:
-    """Whether two rows' interquartile ranges overlap: then neither is shown faster (a tie)."""
-    return a["q25_ms"] <= b["q75_ms"] and b["q25_ms"] <= a["q75_ms"]
+def quartiles_overlap(a: dict, b: dict, lo: str = "q25_ms", hi: str = "q75_ms") -> bool:
+    """Whether two rows' interquartile ranges overlap: then neither is shown faster (a tie). `lo` and
+    `hi` name the quartiles' keys (the decode study's rows call them q1 and q3)."""
+    return a[lo] <= b[hi] and b[lo] <= a[hi]
 
 
 def step_verdict(before: list[dict], after: list[dict]) -> str:
