@@ -110,11 +110,16 @@ def profiles() -> dict:
     return out
 
 
+def machine(doc: dict) -> dict:
+    """The machine the decode study was recorded on: its own (it may be recorded apart from the rest
+    of the file), else the file's."""
+    return (doc.get("decode") or {}).get("machine", doc.get("machine", {}))
+
+
 def label(doc: dict) -> str:
-    """'recorded on NVIDIA H200, 2026-12-02': the decode study's own machine and date (it may be
-    recorded apart from the rest of the file)."""
+    """'recorded on NVIDIA H200, 2026-12-02': the decode study's own machine and date."""
     d = doc.get("decode") or {}
-    return f"{doc['source']} on {d.get('machine', doc['machine'])['gpu']}, {d.get('date', doc['date'])[:10]}"
+    return f"{doc['source']} on {machine(doc)['gpu']}, {d.get('date', doc['date'])[:10]}"
 
 
 def rows(doc: dict) -> list[dict]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .decode import label, machine
 from .table import quartiles_overlap
 
 TIE_SHARE = 0.1
@@ -44,10 +45,9 @@ def cases(doc: dict) -> list[dict]:
     """One dict per recorded case (set, dtype, N, K, n) that has a gemv row: the four kernels' times,
     gemv's ratios, its verdict against each peer and the worst of them, and whether W is big (at least
     BIG_W times the recording GPU's L2; None where the file has no L2 size)."""
-    d = doc.get("decode") or {}
-    l2 = d.get("machine", doc.get("machine", {})).get("l2_bytes")
+    l2 = machine(doc).get("l2_bytes")
     by = defaultdict(dict)
-    for r in d.get("rows", []):
+    for r in (doc.get("decode") or {}).get("rows", []):
         by[(r["set"], r["dtype"], r["M"], r["K"], r["n"])][r["kernel"]] = r
     out = []
     for (which, dtype, N, K, n), k in by.items():
@@ -103,8 +103,6 @@ def check(doc: dict) -> dict:
 def format_bar(doc: dict) -> str:
     """The bar as text: one line per case (times in ms, gemv's ratios, the verdict, the plan), then the
     counts per set and what misses."""
-    from .decode import label
-
     bar = check(doc)
     all_cases = bar["cases"]
     if not all_cases:
